@@ -1,0 +1,146 @@
+// Command hgrewrite rewrites an x86-64 ELF executable so that it reports
+// data races when it runs: hgrewrite ./prog -o prog.hg.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"hgrewrite/elfrw"
+	"hgrewrite/patch"
+)
+
+// version is set by the Makefile (-X main.version=...).
+var version = "dev"
+
+const usage = `Usage: hgrewrite [flags] INPUT -o OUTPUT
+
+Rewrites the x86-64 ELF executable INPUT into OUTPUT, an executable that
+checks every memory access for data races when it runs. OUTPUT loads the
+runtime library ` + elfrw.RuntimeLibName + `, which hgrewrite copies next to it; keep the two
+files together. Run OUTPUT directly; HG_OPTIONS (e.g. HG_OPTIONS=stats=1)
+sets run-time options.
+
+Flags:
+`
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+type config struct {
+	output          string
+	verbose         bool
+	stats           bool
+	showVersion     bool
+	instrumentStack bool
+	runtimeLib      string
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("hgrewrite", pflag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var c config
+	fs.StringVarP(&c.output, "output", "o", "", "write the rewritten executable to `FILE` (required)")
+	fs.BoolVarP(&c.verbose, "verbose", "v", false, "say what is being done")
+	fs.BoolVar(&c.stats, "stats", false, "print instruction, instrumentation and patch-tactic counts")
+	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
+	fs.BoolVar(&c.instrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
+	fs.StringVar(&c.runtimeLib, "runtime", "", "runtime library to ship with the output (default: "+elfrw.RuntimeLibName+" beside the hgrewrite binary)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if c.showVersion {
+		fmt.Fprintf(stdout, "hgrewrite %s\n", version)
+		return 0
+	}
+	if fs.NArg() != 1 || c.output == "" {
+		fmt.Fprintln(stderr, "hgrewrite: need exactly one INPUT and -o OUTPUT (see hgrewrite --help)")
+		return 2
+	}
+	if err := rewrite(fs.Arg(0), &c, stdout, stderr); err != nil {
+		fmt.Fprintf(stderr, "hgrewrite: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func rewrite(input string, c *config, stdout, stderr io.Writer) error {
+	start := time.Now()
+	lib, err := findRuntime(c.runtimeLib)
+	if err != nil {
+		return err
+	}
+	if err := checkOutput(input, c.output); err != nil {
+		return err
+	}
+	bin, err := elfrw.Open(input)
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	res, err := instrument(bin, patch.Options{InstrumentStack: c.instrumentStack})
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	if err := writeFileAtomic(c.output, res.image, 0o755); err != nil {
+		return err
+	}
+	if err := installRuntime(lib, filepath.Dir(c.output)); err != nil {
+		os.Remove(c.output)
+		return err
+	}
+	if c.verbose {
+		fmt.Fprintf(stderr, "hgrewrite: wrote %s (%d bytes, %d trampoline bytes) in %.2fs\n",
+			c.output, len(res.image), res.textSize, time.Since(start).Seconds())
+	}
+	if c.stats {
+		printStats(stdout, res, time.Since(start))
+	}
+	return nil
+}
+
+func printStats(w io.Writer, res *result, took time.Duration) {
+	s := res.stats
+	fmt.Fprintf(w, "instructions decoded:        %d\n", s.Instructions)
+	fmt.Fprintf(w, "undecodable instructions:    %d\n", res.undecodable)
+	fmt.Fprintf(w, "memory instructions:         %d\n", s.MemInsts)
+	pct := 0.0
+	if s.MemInsts > 0 {
+		pct = 100 * float64(s.Instrumented) / float64(s.MemInsts)
+	}
+	fmt.Fprintf(w, "instrumented:                %d (%.1f%%)\n", s.Instrumented, pct)
+	for _, k := range sortedKeys(s.Skipped) {
+		fmt.Fprintf(w, "skipped, %-30s %d\n", k+":", s.Skipped[k])
+	}
+	for _, k := range sortedKeys(s.Tactics) {
+		fmt.Fprintf(w, "tactic %-32s %d blocks\n", k+":", s.Tactics[k])
+	}
+	fmt.Fprintf(w, "basic blocks:                %d\n", res.blocks)
+	fmt.Fprintf(w, "functions:                   %d\n", res.funcs)
+	fmt.Fprintf(w, "jump tables recovered:       %d\n", res.jumpTables)
+	fmt.Fprintf(w, "trampoline bytes:            %d\n", res.textSize)
+	fmt.Fprintf(w, "rewrite time:                %.3fs\n", took.Seconds())
+}
+
+func sortedKeys(m map[string]int) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+
+	"hgrewrite/cfg"
+	"hgrewrite/disasm"
+	"hgrewrite/elfrw"
+	"hgrewrite/patch"
+)
+
+type result struct {
+	image       []byte
+	stats       patch.Stats
+	undecodable int
+	blocks      int
+	funcs       int
+	jumpTables  int
+	textSize    int
+}
+
+// instrumentSection says which executable sections get instrumented: the
+// program's code, not the PLT stubs or the crt start-up sections.
+func instrumentSection(name string) bool {
+	return name == ".text" || len(name) > 6 && name[:6] == ".text."
+}
+
+// Analyze decodes every executable section and builds the graph.
+func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
+	in := cfg.Input{PLT: bin.PLT, GOT: bin.GOT, PIE: bin.PIE}
+	bad := 0
+	for _, s := range bin.ExecSections() {
+		insts := disasm.Section(bin.SectionData(s), s.Addr)
+		for i := range insts {
+			if insts[i].Kind == disasm.Bad {
+				bad++
+			}
+		}
+		in.Sections = append(in.Sections, cfg.Code{Name: s.Name, Addr: s.Addr, Insts: insts, Instrument: instrumentSection(s.Name)})
+	}
+	for _, s := range bin.Symbols {
+		if s.Func || bin.IsCode(s.Addr) {
+			in.Funcs = append(in.Funcs, cfg.FuncHint{Name: s.Name, Addr: s.Addr, Size: s.Size})
+		}
+	}
+	for _, f := range bin.FDEs {
+		in.Funcs = append(in.Funcs, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
+	}
+	for addr := range bin.PLT {
+		in.Entries = append(in.Entries, addr)
+	}
+	in.Entries = append(in.Entries, bin.Entry)
+	in.Entries = append(in.Entries, bin.LandingPads...)
+	in.Entries = append(in.Entries, bin.CodePtrs...)
+	in.Data = func(addr, n uint64) []byte {
+		if bin.IsCode(addr) {
+			return nil
+		}
+		return bin.Bytes(addr, n)
+	}
+	return cfg.Build(in), bad
+}
+
+func instrument(bin *elfrw.Binary, opt patch.Options) (*result, error) {
+	g, bad := analyze(bin)
+	lay, err := bin.PlanLayout()
+	if err != nil {
+		return nil, err
+	}
+	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), PIE: bin.PIE}
+	res, err := patch.Rewrite(g, func(addr, n uint64) []byte { return bin.Bytes(addr, n) }, pl, opt)
+	if err != nil {
+		return nil, err
+	}
+	patches := make([]elfrw.CodePatch, len(res.Patches))
+	for i, p := range res.Patches {
+		patches[i] = elfrw.CodePatch{Addr: p.Addr, Bytes: p.Bytes}
+	}
+	img, err := bin.Write(lay, res.Text, res.RetStub, patches)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := elfrw.Parse(img); err != nil && !isAlreadyRewritten(err) {
+		return nil, fmt.Errorf("internal error: output does not parse: %v", err)
+	}
+	return &result{image: img, stats: res.Stats, undecodable: bad, blocks: len(g.Blocks),
+		funcs: len(g.Funcs), jumpTables: g.JumpTables, textSize: len(res.Text)}, nil
+}
+
+func isAlreadyRewritten(err error) bool {
+	_, ok := err.(*elfrw.Error)
+	return ok
+}
+

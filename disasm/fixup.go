@@ -1,0 +1,237 @@
+package disasm
+
+import "golang.org/x/arch/x86/x86asm"
+
+// This file is the one place that works around gaps in x86asm (see the
+// package doc). Every function here is covered by fixup_test.go.
+
+// legacyPrefix reports whether b is a legacy x86 prefix byte.
+func legacyPrefix(b byte) bool {
+	switch b {
+	case 0x66, 0x67, 0xf2, 0xf3, 0xf0, 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+		return true
+	}
+	return false
+}
+
+// encoding describes where the parts of an instruction sit in its bytes.
+type encoding struct {
+	prefixEnd int  // index of the first byte after legacy prefixes and REX
+	opEnd     int  // index of the first byte after the opcode (and VEX/EVEX payload)
+	vex       bool // VEX or EVEX encoded
+	rexW      bool
+	opMap     int // 0: one-byte, 1: 0f, 2: 0f38, 3: 0f3a
+	op        byte
+}
+
+// scanEncoding finds prefixes, the opcode map and the opcode byte. It does
+// not know which opcodes take a ModRM byte; callers that need one ask for it.
+func scanEncoding(b []byte) (encoding, bool) {
+	var e encoding
+	i := 0
+	for i < len(b) && i < 14 && legacyPrefix(b[i]) {
+		i++
+	}
+	if i < len(b) && b[i]&0xf0 == 0x40 {
+		e.rexW = b[i]&8 != 0
+		i++
+	}
+	e.prefixEnd = i
+	if i >= len(b) {
+		return e, false
+	}
+	switch b[i] {
+	case 0xc5: // two-byte VEX: c5 RvvvvLpp op
+		if i+2 >= len(b) {
+			return e, false
+		}
+		e.vex, e.opMap, e.op, e.opEnd = true, 1, b[i+2], i+3
+		return e, true
+	case 0xc4: // three-byte VEX: c4 RXBmmmmm WvvvvLpp op
+		if i+3 >= len(b) {
+			return e, false
+		}
+		e.vex, e.opMap, e.op, e.opEnd = true, int(b[i+1]&0x1f), b[i+3], i+4
+		e.rexW = b[i+2]&0x80 != 0
+		return e, true
+	case 0x62: // EVEX (always, in 64-bit mode): 62 P0 P1 P2 op
+		if i+4 >= len(b) {
+			return e, false
+		}
+		e.vex, e.opMap, e.op, e.opEnd = true, int(b[i+1]&0x07), b[i+4], i+5
+		e.rexW = b[i+2]&0x80 != 0
+		return e, true
+	case 0x0f:
+		if i+1 >= len(b) {
+			return e, false
+		}
+		switch b[i+1] {
+		case 0x38, 0x3a:
+			if i+2 >= len(b) {
+				return e, false
+			}
+			e.opMap = 2
+			if b[i+1] == 0x3a {
+				e.opMap = 3
+			}
+			e.op, e.opEnd = b[i+2], i+3
+		default:
+			e.opMap, e.op, e.opEnd = 1, b[i+1], i+2
+		}
+		return e, true
+	}
+	e.op, e.opEnd = b[i], i+1
+	return e, true
+}
+
+// modrmLen returns the number of bytes taken by the ModRM byte at b[0], its
+// SIB byte and its displacement (64-bit addressing).
+func modrmLen(b []byte) (int, bool) {
+	if len(b) == 0 {
+		return 0, false
+	}
+	mod, rm := b[0]>>6, b[0]&7
+	n := 1
+	if mod == 3 {
+		return n, true
+	}
+	if rm == 4 { // SIB
+		if len(b) < 2 {
+			return 0, false
+		}
+		n++
+		if mod == 0 && b[1]&7 == 5 {
+			n += 4
+		}
+	} else if mod == 0 && rm == 5 {
+		n += 4 // rip-relative disp32
+	}
+	switch mod {
+	case 1:
+		n++
+	case 2:
+		n += 4
+	}
+	return n, len(b) >= n
+}
+
+// ripRelDispOffset returns the offset of the disp32 of a RIP-relative ModRM
+// operand in an instruction whose ModRM follows the opcode, or -1.
+func ripRelDispOffset(b []byte) int {
+	e, ok := scanEncoding(b)
+	if !ok || e.opEnd >= len(b) {
+		return -1
+	}
+	m := b[e.opEnd]
+	if m>>6 == 0 && m&7 == 5 {
+		return e.opEnd + 1
+	}
+	return -1
+}
+
+// special decodes the encodings that x86asm gets wrong or cannot decode,
+// before x86asm sees them. ok is false when b is not one of them.
+//   - endbr64/endbr32 (f3 0f 1e fa/fb) come back from x86asm as a 1-byte rep;
+//   - the other 0f 1e (rdssp and reserved hint NOPs) likewise;
+//   - rdpid (f3 0f c7 /7, register form), adcx/adox (66/f3 0f 38 f6) come
+//     back as Op == 0;
+//   - vzeroupper/vzeroall (VEX 0f 77) are given a length one too long.
+func special(b []byte) (name string, length int, ok bool) {
+	e, ok := scanEncoding(b)
+	if !ok {
+		return "", 0, false
+	}
+	switch {
+	case !e.vex && e.opMap == 1 && e.op == 0x1e:
+		if e.opEnd < len(b) && (b[e.opEnd] == 0xfa || b[e.opEnd] == 0xfb) && e.prefixEnd == 1 && b[0] == 0xf3 {
+			if b[e.opEnd] == 0xfa {
+				return "endbr64", e.opEnd + 1, true
+			}
+			return "endbr32", e.opEnd + 1, true
+		}
+		n, ok := modrmLen(b[e.opEnd:])
+		if !ok {
+			return "", 0, false
+		}
+		return "hintnop", e.opEnd + n, true
+	case !e.vex && e.opMap == 1 && e.op == 0xc7 && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 == 7 && hasPrefix(b[:e.prefixEnd], 0xf3):
+		return "rdpid", e.opEnd + 1, true
+	case !e.vex && e.opMap == 2 && e.op == 0xf6 && (hasPrefix(b[:e.prefixEnd], 0xf3) || hasPrefix(b[:e.prefixEnd], 0x66)):
+		n, ok := modrmLen(b[e.opEnd:])
+		if !ok {
+			return "", 0, false
+		}
+		if hasPrefix(b[:e.prefixEnd], 0xf3) {
+			return "adox", e.opEnd + n, true
+		}
+		return "adcx", e.opEnd + n, true
+	case e.vex && e.opMap == 1 && e.op == 0x77 && b[e.prefixEnd] != 0x62:
+		if b[e.prefixEnd] == 0xc5 && b[e.prefixEnd+1]&4 != 0 || b[e.prefixEnd] == 0xc4 && b[e.prefixEnd+2]&4 != 0 {
+			return "vzeroall", e.opEnd, true
+		}
+		return "vzeroupper", e.opEnd, true
+	}
+	return "", 0, false
+}
+
+func hasPrefix(prefixes []byte, p byte) bool {
+	for _, b := range prefixes {
+		if b == p {
+			return true
+		}
+	}
+	return false
+}
+
+// fixRIPBase restores the RIP base that x86asm's VEX/EVEX decoder drops from
+// RIP-relative memory operands (mod=00, rm=101): it returns the offset of the
+// disp32, or -1 when the instruction is not RIP-relative.
+func fixRIPBase(inst *x86asm.Inst, b []byte) int {
+	if inst.PCRel != 0 {
+		if inst.PCRelOff > 0 && isRIPMem(inst) {
+			return inst.PCRelOff
+		}
+		return -1
+	}
+	off := ripRelDispOffset(b[:inst.Len])
+	if off < 0 {
+		return -1
+	}
+	for i, a := range inst.Args {
+		if m, ok := a.(x86asm.Mem); ok && m.Base == 0 && m.Index == 0 {
+			m.Base = x86asm.RIP
+			inst.Args[i] = m
+			return off
+		}
+	}
+	return -1
+}
+
+func isRIPMem(inst *x86asm.Inst) bool {
+	for _, a := range inst.Args {
+		if m, ok := a.(x86asm.Mem); ok && m.Base == x86asm.RIP {
+			return true
+		}
+	}
+	return false
+}
+
+// ModRMOffset returns the offset of the ModRM byte of an instruction whose
+// opcode takes one, or -1 if the bytes cannot be parsed.
+func ModRMOffset(b []byte) int {
+	e, ok := scanEncoding(b)
+	if !ok || e.opEnd >= len(b) {
+		return -1
+	}
+	return e.opEnd
+}
+
+// OpcodeOffset returns the offset of the first opcode byte (after legacy
+// prefixes and REX), or -1.
+func OpcodeOffset(b []byte) int {
+	e, ok := scanEncoding(b)
+	if !ok {
+		return -1
+	}
+	return e.prefixEnd
+}

@@ -1,0 +1,469 @@
+// Package patch turns the control-flow graph into an instrumentation plan and
+// the machine code that carries it out: trampolines in a new executable
+// segment, and the few bytes of original code that jump to them.
+//
+// The tactic is basic-block relocation. A basic block that holds memory
+// accesses to instrument is copied into a trampoline, with a call into the
+// runtime before each access and the copied instructions fixed up for their
+// new address (RIP-relative operands, relative branches, calls that push the
+// original return address). The block's first bytes in the original code
+// become a jump to the trampoline; the rest of the block is filled with int3
+// and is free for other jumps. Because no known control transfer lands
+// inside a block (package cfg splits at every such address), overwriting a
+// block's bytes never breaks a branch target. Blocks shorter than a 5-byte
+// jump get a 2-byte jump to an "island" (a 5-byte jump) placed in free bytes
+// within reach: the tail of a relocated neighbour or inter-function padding.
+// endbr64 at a block start is kept in place. Blocks that fit neither tactic
+// are left alone and counted.
+package patch
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"hgrewrite/cfg"
+	"hgrewrite/disasm"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+// Layout says where the new segments will be loaded.
+type Layout struct {
+	TextAddr   uint64 // the trampoline segment
+	SlotAccess uint64 // 8-byte slot holding the runtime's access entry point
+	SlotRange  uint64 // 8-byte slot holding the runtime's range entry point
+	PIE        bool   // code is position-independent: no absolute addresses
+}
+
+// Options select what is instrumented.
+type Options struct {
+	InstrumentStack bool // also rsp-based and frame-pointer accesses
+}
+
+// Patch is a run of original code bytes to overwrite.
+type Patch struct {
+	Addr  uint64
+	Bytes []byte
+}
+
+// Stats counts what the patcher did.
+type Stats struct {
+	Instructions int            // decoded, all executable sections
+	MemInsts     int            // with a memory access, in instrumented sections
+	Instrumented int            // memory instructions that now call the runtime
+	Skipped      map[string]int // memory instructions not instrumented, by reason
+	Tactics      map[string]int // patched blocks, by tactic
+}
+
+// Result is the plan's output.
+type Result struct {
+	Text    []byte // trampoline segment contents, loaded at Layout.TextAddr
+	RetStub uint64 // address of a bare `ret`: the slots' value before the runtime fills them
+	Patches []Patch
+	Stats   Stats
+}
+
+// Access flags passed to the runtime in the info word.
+const (
+	InfoRead   = 1
+	InfoWrite  = 2
+	InfoAtomic = 4
+)
+
+// Info packs what the runtime learns about one access: the instruction's
+// link-time address (low 32 bits), the size in bytes and the access flags.
+func Info(addr uint64, size uint16, flags uint8) uint64 {
+	return uint64(uint32(addr)) | uint64(size)<<32 | uint64(flags)<<48
+}
+
+// Skip reasons.
+const (
+	skipStack       = "stack (rsp/frame based)"
+	skipTLS         = "thread-local (fs/gs)"
+	skipUnsupported = "unsupported operand (VSIB or 32-bit address)"
+	skipShort       = "block too short, no island in reach"
+	skipReloc       = "block not relocatable"
+)
+
+// CodeReader returns n original bytes at addr.
+type CodeReader func(addr, n uint64) []byte
+
+type planned struct {
+	block  *cfg.Block
+	start  uint64 // first patched byte (after a leading endbr64)
+	sites  int
+	tramp  uint64 // trampoline address
+	island uint64 // island address, short blocks only
+}
+
+// Rewrite builds the trampolines and the code patches for graph g.
+func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, error) {
+	t, err := getTemplates()
+	if err != nil {
+		return nil, err
+	}
+	b := &builder{g: g, code: code, lay: lay, opt: opt, t: t, leaCache: map[disasm.MemOp][]byte{},
+		res: &Result{Stats: Stats{Skipped: map[string]int{}, Tactics: map[string]int{}}}}
+	b.res.Text = put(nil, t.ret, 0)
+	b.res.RetStub = lay.TextAddr
+	for _, s := range g.Sections {
+		b.res.Stats.Instructions += len(s.Insts)
+	}
+	var long, short []*planned
+	for bi := range g.Blocks {
+		blk := &g.Blocks[bi]
+		p, ok := b.plan(blk)
+		if !ok {
+			continue
+		}
+		if err := b.trampoline(p); err != nil {
+			b.res.Stats.Skipped[skipReloc] += p.sites
+			continue
+		}
+		if blk.End-p.start >= 5 {
+			long = append(long, p)
+		} else {
+			short = append(short, p)
+		}
+	}
+	free := b.freeRanges(long)
+	for _, p := range long {
+		b.jump32(p.start, p.tramp, p.block.End)
+		b.done(p, "jmp32")
+	}
+	for _, p := range short {
+		if !b.island(p, free) {
+			b.res.Stats.Skipped[skipShort] += p.sites
+			continue
+		}
+		b.done(p, "jmp8+island")
+	}
+	sort.Slice(b.res.Patches, func(i, j int) bool { return b.res.Patches[i].Addr < b.res.Patches[j].Addr })
+	return b.res, nil
+}
+
+type builder struct {
+	g        *cfg.Graph
+	code     CodeReader
+	lay      Layout
+	opt      Options
+	t        *templates
+	res      *Result
+	leaCache map[disasm.MemOp][]byte
+}
+
+func (b *builder) done(p *planned, tactic string) {
+	b.res.Stats.Tactics[tactic]++
+	b.res.Stats.Instrumented += p.sites
+}
+
+// plan decides whether a block is worth relocating and counts its sites.
+func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
+	if blk.Padding || !b.g.Sections[blk.Sec].Instrument {
+		return nil, false
+	}
+	p := &planned{block: blk, start: blk.Start}
+	insts := b.g.Insts(blk)
+	for i := range insts {
+		in := &insts[i]
+		if in.Flags&disasm.HasMem == 0 {
+			continue
+		}
+		b.res.Stats.MemInsts++
+		if why := b.skipReason(blk, in); why != "" {
+			b.res.Stats.Skipped[why]++
+			continue
+		}
+		p.sites++
+	}
+	if p.sites == 0 {
+		return nil, false
+	}
+	if isEndbr(b.code(insts[0].Addr, uint64(insts[0].Len))) {
+		p.start += uint64(insts[0].Len)
+	}
+	if blk.End-p.start < 2 {
+		b.res.Stats.Skipped[skipShort] += p.sites
+		return nil, false
+	}
+	return p, true
+}
+
+func isEndbr(c []byte) bool {
+	return len(c) == 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && (c[3] == 0xfa || c[3] == 0xfb)
+}
+
+// skipReason says why a memory instruction is not instrumented, or "".
+func (b *builder) skipReason(blk *cfg.Block, in *disasm.Inst) string {
+	switch {
+	case in.Flags&disasm.TLSMem != 0:
+		return skipTLS
+	case in.Flags&disasm.Unsupported != 0:
+		return skipUnsupported
+	case b.opt.InstrumentStack:
+		return ""
+	case in.Flags&disasm.StackMem != 0:
+		return skipStack
+	case in.Flags&disasm.FrameMem != 0 && blk.Func >= 0 && b.g.Funcs[blk.Func].FramePointer:
+		return skipStack
+	}
+	return ""
+}
+
+// jump32 writes `jmp tramp` at from and fills the rest of the block with int3.
+func (b *builder) jump32(from, tramp, end uint64) {
+	buf := make([]byte, end-from)
+	for i := range buf {
+		buf[i] = 0xcc
+	}
+	buf[0] = 0xe9
+	binary.LittleEndian.PutUint32(buf[1:], uint32(int32(int64(tramp-(from+5)))))
+	b.res.Patches = append(b.res.Patches, Patch{Addr: from, Bytes: buf})
+}
+
+// freeRange is a run of original code bytes nothing executes.
+type freeRange struct{ start, end uint64 }
+
+func (b *builder) freeRanges(long []*planned) []freeRange {
+	var fr []freeRange
+	for _, p := range long {
+		if p.block.End-p.start > 5 {
+			fr = append(fr, freeRange{p.start + 5, p.block.End})
+		}
+	}
+	for i := range b.g.Blocks {
+		blk := &b.g.Blocks[i]
+		if blk.Padding && b.g.Sections[blk.Sec].Instrument {
+			fr = append(fr, freeRange{blk.Start, blk.End})
+		}
+	}
+	sort.Slice(fr, func(i, j int) bool { return fr[i].start < fr[j].start })
+	return fr
+}
+
+// island places a 5-byte jump to the trampoline within rel8 reach of a short
+// block and points the block's first bytes at it.
+func (b *builder) island(p *planned, free []freeRange) bool {
+	from := p.start + 2 // rel8 is relative to the end of the 2-byte jump
+	lo, hi := from-128, from+127
+	i := sort.Search(len(free), func(i int) bool { return free[i].end >= lo+5 })
+	for ; i < len(free) && free[i].start <= hi; i++ {
+		f := &free[i]
+		at := f.start
+		if at < lo {
+			at = lo
+		}
+		if at > hi || at+5 > f.end {
+			continue
+		}
+		isl := make([]byte, 5)
+		isl[0] = 0xe9
+		binary.LittleEndian.PutUint32(isl[1:], uint32(int32(int64(p.tramp-(at+5)))))
+		b.overlay(at, isl, f)
+		jmp := make([]byte, p.block.End-p.start)
+		for k := range jmp {
+			jmp[k] = 0xcc
+		}
+		jmp[0], jmp[1] = 0xeb, byte(int8(int64(at-from)))
+		b.res.Patches = append(b.res.Patches, Patch{Addr: p.start, Bytes: jmp})
+		return true
+	}
+	return false
+}
+
+// overlay writes an island into a free range, inside an existing patch when
+// the range is the tail of a relocated block, and shrinks the range.
+func (b *builder) overlay(at uint64, isl []byte, f *freeRange) {
+	placed := false
+	for i := range b.res.Patches {
+		pt := &b.res.Patches[i]
+		if at >= pt.Addr && at+5 <= pt.Addr+uint64(len(pt.Bytes)) {
+			copy(pt.Bytes[at-pt.Addr:], isl)
+			placed = true
+			break
+		}
+	}
+	if !placed {
+		b.res.Patches = append(b.res.Patches, Patch{Addr: at, Bytes: isl})
+	}
+	// Keep the bytes before the island free only if the island sits at the
+	// start; otherwise give up the head (simple and still correct).
+	f.start = at + 5
+}
+
+// trampoline appends the relocated, instrumented copy of a block.
+func (b *builder) trampoline(p *planned) error {
+	base := b.lay.TextAddr
+	mark := len(b.res.Text)
+	for len(b.res.Text)%16 != 0 {
+		b.res.Text = append(b.res.Text, 0xcc)
+	}
+	p.tramp = base + uint64(len(b.res.Text))
+	insts := b.g.Insts(p.block)
+	var err error
+	buf := b.res.Text
+	var last *disasm.Inst
+	for i := range insts {
+		in := &insts[i]
+		if in.Addr < p.start {
+			continue
+		}
+		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
+			if buf, err = b.glue(buf, in); err != nil {
+				break
+			}
+		}
+		if buf, err = b.relocate(buf, in); err != nil {
+			break
+		}
+		last = in
+	}
+	if err == nil && last != nil && fallsThrough(last.Kind) {
+		buf, err = putRel(buf, base, b.t.jmpRel, p.block.End)
+	}
+	if err != nil {
+		b.res.Text = b.res.Text[:mark]
+		return err
+	}
+	b.res.Text = buf
+	return nil
+}
+
+func fallsThrough(k disasm.Kind) bool {
+	switch k {
+	case disasm.Jmp, disasm.JmpInd, disasm.Ret, disasm.Stop:
+		return false
+	}
+	return true
+}
+
+// glue appends the runtime call(s) for one memory instruction.
+func (b *builder) glue(buf []byte, in *disasm.Inst) ([]byte, error) {
+	base := b.lay.TextAddr
+	if in.Flags&disasm.StringOp != 0 {
+		return b.stringGlue(buf, in)
+	}
+	lea, err := b.lea(in)
+	if err != nil {
+		return buf, err
+	}
+	buf = put(buf, b.t.enter, 0)
+	if in.Mem.Base == x86asm.RIP {
+		if buf, err = putRel(buf, base, b.t.leaRIP, in.Target); err != nil {
+			return buf, err
+		}
+	} else {
+		buf = append(buf, lea...)
+	}
+	buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access))))
+	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {
+		return buf, err
+	}
+	return put(buf, b.t.leave, 0), nil
+}
+
+func accessFlags(a disasm.Access) uint8 {
+	var f uint8
+	if a&disasm.Read != 0 {
+		f |= InfoRead
+	}
+	if a&disasm.Write != 0 {
+		f |= InfoWrite
+	}
+	if a&disasm.Atomic != 0 {
+		f |= InfoAtomic
+	}
+	return f
+}
+
+// stringGlue reports the ranges a string instruction touches: [rsi] and/or
+// [rdi], element size times rcx for rep (one element for repe/repne, whose
+// real count depends on the data, and without rep). Direction flag set
+// (backwards copies) is not modelled: the range is taken upwards.
+func (b *builder) stringGlue(buf []byte, in *disasm.Inst) ([]byte, error) {
+	type side struct {
+		src bool
+		acc disasm.Access
+	}
+	var sides []side
+	if in.Flags&disasm.StrSrc != 0 {
+		sides = append(sides, side{true, disasm.Read})
+	}
+	if in.Flags&disasm.StrDst != 0 {
+		acc := in.Mem.Access
+		if in.Flags&disasm.StrSrc != 0 && acc&disasm.Write != 0 {
+			acc = disasm.Write // movs: reads [rsi], writes [rdi]
+		}
+		sides = append(sides, side{false, acc})
+	}
+	var err error
+	for _, s := range sides {
+		buf = put(buf, b.t.enterRange, 0)
+		if s.src {
+			buf = put(buf, b.t.srcToRdi, 0)
+		}
+		buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(s.acc))))
+		if in.Flags&disasm.Rep != 0 && in.Flags&disasm.RepCond == 0 {
+			buf = put(buf, b.t.countRcx, 0)
+		} else {
+			buf = put(buf, b.t.countOne, 0)
+		}
+		if buf, err = putRel(buf, b.lay.TextAddr, b.t.callSlot, b.lay.SlotRange); err != nil {
+			return buf, err
+		}
+		buf = put(buf, b.t.leaveRange, 0)
+	}
+	return buf, nil
+}
+
+// savedBytes is how far rsp has moved when the glue computes an address:
+// the red zone plus flags, rdi and rsi.
+const savedBytes = redZone + 24
+
+// lea assembles `lea <operand>, %rdi` for a non-RIP operand.
+func (b *builder) lea(in *disasm.Inst) ([]byte, error) {
+	m := in.Mem
+	if m.Base == x86asm.RIP {
+		return nil, nil
+	}
+	if m.Base == x86asm.RSP {
+		m.Disp += savedBytes
+		if in.Op == x86asm.POP {
+			m.Disp += 8 // pop computes its destination after incrementing rsp
+		}
+	}
+	key := disasm.MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: m.Disp}
+	if code, ok := b.leaCache[key]; ok {
+		return code, nil
+	}
+	var baseR, idxR int16
+	var ok bool
+	if m.Base != 0 {
+		if baseR, ok = goReg(m.Base); !ok {
+			return nil, fmt.Errorf("base register %v", m.Base)
+		}
+	}
+	if m.Index != 0 {
+		if idxR, ok = goReg(m.Index); !ok {
+			return nil, fmt.Errorf("index register %v", m.Index)
+		}
+	}
+	if m.Disp != int64(int32(m.Disp)) {
+		return nil, fmt.Errorf("displacement %#x", m.Disp)
+	}
+	a := newAssembler()
+	scale := int16(m.Scale)
+	if idxR == 0 {
+		scale = 0
+	} else if scale == 0 {
+		scale = 1
+	}
+	a.add(leaq, mem(baseR, idxR, scale, m.Disp), reg(regDI))
+	code, _, err := a.assemble()
+	if err != nil {
+		return nil, err
+	}
+	b.leaCache[key] = code
+	return code, nil
+}

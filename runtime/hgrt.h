@@ -1,0 +1,53 @@
+/* hgrt.h: the contract between rewritten executables and the runtime.
+ *
+ * elfrw/write.go lays out the header below at the start of the data segment
+ * that hgrewrite adds to every rewritten executable; the runtime finds it by
+ * its magic and fills the two entry slots. Trampolines call through the slots
+ * with rdi = address, rsi = info word (see patch.Info), rdx = element count
+ * (range entry only). Keep in sync with elfrw/write.go and patch/patch.go.
+ */
+#ifndef HGRT_H
+#define HGRT_H
+#include <stdint.h>
+
+#define HG_MAGIC "HGRWDAT1"
+#define HG_VERSION 1
+#define HG_FLAG_PIE 1
+
+struct hg_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t flags;
+	uint64_t text_addr; /* link-time address of the trampoline segment */
+	uint64_t text_size;
+	uint64_t slot_access; /* void (*)(uint64_t addr, uint64_t info) */
+	uint64_t slot_range;  /* void (*)(uint64_t addr, uint64_t info, uint64_t count) */
+	uint64_t reserved[2];
+};
+
+/* The info word. */
+#define HG_INFO_PC(i) ((uint32_t)(i))
+#define HG_INFO_SIZE(i) ((uint32_t)(((i) >> 32) & 0xffff))
+#define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> 48) & 0xff))
+#define HG_READ 1
+#define HG_WRITE 2
+#define HG_ATOMIC 4
+
+/* Per-thread counters; never freed so that totals survive thread exit. */
+struct hg_thread {
+	uint64_t accesses; /* single accesses */
+	uint64_t ranges;   /* string-instruction ranges */
+	uint64_t bytes;    /* bytes covered by ranges */
+	struct hg_thread *next;
+};
+
+/* Options, parsed from HG_OPTIONS by the Go side at start-up. */
+struct hg_options {
+	int stats;
+	int verbosity;
+	char log_path[4096];
+};
+
+extern struct hg_options hg_opts;
+struct hg_thread *hg_threads_head(void);
+#endif
