@@ -47,20 +47,20 @@ const (
 type Flags uint16
 
 const (
-	HasMem   Flags = 1 << iota // Mem describes a memory operand that is accessed
-	RIPRel                     // has a RIP-relative operand; DispOff locates its disp32
-	StackMem                   // the memory operand is rsp-based
-	FrameMem                   // the memory operand is rbp-based (stack if rbp is a frame pointer)
-	TLSMem                     // the memory operand has an fs: or gs: segment
-	StringOp                   // movs/stos/lods/cmps/scas: see StrSrc/StrDst
-	Rep                        // rep/repe/repne prefix on a string instruction
-	RepCond                    // repe/repne on cmps/scas: the count depends on data
-	StrSrc                     // string op reads [rsi]
-	StrDst                     // string op touches [rdi]
-	Unsupported                // memory operand the rewriter cannot instrument (VSIB, 32-bit addressing)
-	Lock                       // lock prefix
-	PushRBP                    // push %rbp
-	MovRSPToRBP                // mov %rsp, %rbp
+	HasMem      Flags = 1 << iota // Mem describes a memory operand that is accessed
+	RIPRel                        // has a RIP-relative operand; DispOff locates its disp32
+	StackMem                      // the memory operand is rsp-based
+	FrameMem                      // the memory operand is rbp-based (stack if rbp is a frame pointer)
+	TLSMem                        // the memory operand has an fs: or gs: segment
+	StringOp                      // movs/stos/lods/cmps/scas: see StrSrc/StrDst
+	Rep                           // rep/repe/repne prefix on a string instruction
+	RepCond                       // repe/repne on cmps/scas: the count depends on data
+	StrSrc                        // string op reads [rsi]
+	StrDst                        // string op touches [rdi]
+	Unsupported                   // memory operand the rewriter cannot instrument (VSIB, 32-bit addressing)
+	Lock                          // lock prefix
+	PushRBP                       // push %rbp
+	MovRSPToRBP                   // mov %rsp, %rbp
 )
 
 // MemOp is an instruction's explicit memory operand.
@@ -168,7 +168,7 @@ func fromX86(x *x86asm.Inst, b []byte, addr uint64) Inst {
 func ripDisp(x *x86asm.Inst) int64 {
 	for _, a := range x.Args {
 		if m, ok := a.(x86asm.Mem); ok && m.Base == x86asm.RIP {
-			return m.Disp
+			return int64(int32(m.Disp))
 		}
 	}
 	return 0
@@ -250,7 +250,7 @@ func describeMem(x *x86asm.Inst, in *Inst) {
 		acc |= Atomic
 	}
 	in.Flags |= HasMem
-	in.Mem = MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: m.Disp, Access: acc, Size: uint16(x.MemBytes)}
+	in.Mem = MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: memDisp(m), Access: acc, Size: uint16(x.MemBytes)}
 	if in.Mem.Size == 0 {
 		in.Mem.Size = 1
 	}
@@ -265,6 +265,17 @@ func describeMem(x *x86asm.Inst, in *Inst) {
 	if x.AddrSize != 64 || isVector(m.Index) || (m.Base != 0 && m.Base != x86asm.RIP && !isGPR64(m.Base)) {
 		in.Flags |= Unsupported
 	}
+}
+
+// memDisp returns the operand's displacement as the CPU uses it. x86asm
+// keeps a disp32 zero-extended; with a base or index register (RIP
+// included) it is sign-extended. Without either it is an absolute address
+// (disp32 or a movabs moffs64), kept as it is.
+func memDisp(m x86asm.Mem) int64 {
+	if m.Base != 0 || m.Index != 0 {
+		return int64(int32(m.Disp))
+	}
+	return m.Disp
 }
 
 func isGPR64(r x86asm.Reg) bool { return r >= x86asm.RAX && r <= x86asm.R15 }

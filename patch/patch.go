@@ -18,6 +18,7 @@
 package patch
 
 import (
+	"os"
 	"encoding/binary"
 	"fmt"
 	"sort"
@@ -118,6 +119,9 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 			continue
 		}
 		if err := b.trampoline(p); err != nil {
+			if debugReloc {
+				fmt.Fprintf(os.Stderr, "block %#x: %v\n", blk.Start, err)
+			}
 			b.res.Stats.Skipped[skipReloc] += p.sites
 			continue
 		}
@@ -467,3 +471,4 @@ func (b *builder) lea(in *disasm.Inst) ([]byte, error) {
 	b.leaCache[key] = code
 	return code, nil
 }
+var debugReloc = os.Getenv("HG_DEBUG_RELOC") != ""

@@ -91,4 +91,3 @@ func isAlreadyRewritten(err error) bool {
 	_, ok := err.(*elfrw.Error)
 	return ok
 }
-
