@@ -42,7 +42,10 @@ const (
 // Layout is where the new segments go; it is fixed before patching starts.
 type Layout struct {
 	DataAddr, DataSize uint64
+	DataOff            uint64 // file offset of the data segment
 	TextAddr           uint64
+	movePhdrs          bool // the program header table moves into the data segment
+	phdrAddr, phdrNum  uint64
 	dynAddr, dynSize   uint64
 	strAddr, strSize   uint64
 	relaAddr, relaSize uint64
@@ -55,7 +58,26 @@ func (l *Layout) SlotRange() uint64  { return l.DataAddr + HdrOffSlotRange }
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
+const phdrSize = 56
+
+// spareProgHeaders counts the program headers the writer may reuse.
+func (b *Binary) spareProgHeaders() int {
+	n := 0
+	for _, p := range b.F.Progs {
+		if p.Type == elf.PT_NOTE || p.Type == elf.PT_GNU_PROPERTY {
+			n++
+		}
+	}
+	return n
+}
+
 // PlanLayout chooses the addresses of the new segments.
+//
+// When fewer than two program headers can be reused, the table moves into
+// the data segment with room for the new entries. The kernel may compute
+// AT_PHDR as "first segment's address minus its offset plus e_phoff", so
+// the data segment is then placed where its file offset and address keep
+// that relation.
 func (b *Binary) PlanLayout() (*Layout, error) {
 	var end uint64
 	for _, p := range b.Loads {
@@ -64,11 +86,23 @@ func (b *Binary) PlanLayout() (*Layout, error) {
 		}
 	}
 	l := &Layout{DataAddr: alignUp(end, pageSize)}
+	l.DataOff = alignCongruent(uint64(len(b.Data)), l.DataAddr)
+	if b.spareProgHeaders() < 2 {
+		first := b.Loads[0]
+		delta := first.Vaddr - first.Off
+		off := alignUp(uint64(len(b.Data)), pageSize)
+		if end > delta && alignUp(end-delta, pageSize) > off {
+			off = alignUp(end-delta, pageSize)
+		}
+		l.movePhdrs, l.DataOff, l.DataAddr = true, off, off+delta
+		l.phdrNum = uint64(len(b.F.Progs)) + 2
+	}
 	oldStr := b.dynstr()
 	if oldStr == nil {
 		return nil, errorf("corrupted ELF file (no dynamic string table)")
 	}
-	l.dynAddr = l.DataAddr + HeaderSize
+	l.phdrAddr = l.DataAddr + HeaderSize
+	l.dynAddr = l.phdrAddr + l.phdrNum*phdrSize
 	l.dynSize = uint64(len(b.Dynamic)+4+spareDynEntries) * 16
 	l.strAddr = l.dynAddr + l.dynSize
 	l.needOff = uint64(len(oldStr))
@@ -116,7 +150,7 @@ func (b *Binary) Write(l *Layout, text []byte, retStub uint64, patches []CodePat
 	if err != nil {
 		return nil, err
 	}
-	dataOff := alignCongruent(uint64(len(out)), l.DataAddr)
+	dataOff := l.DataOff
 	out = pad(out, dataOff)
 	out = append(out, data...)
 	textOff := alignCongruent(uint64(len(out)), l.TextAddr)
@@ -207,30 +241,39 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 	return d, nil
 }
 
-// writeProgHeaders rewrites the program header table in place.
+// writeProgHeaders writes the new program header table: in place, with
+// the new PT_LOADs in the slots of PT_NOTE/PT_GNU_PROPERTY entries, or moved
+// into the data segment with two more entries.
 func (b *Binary) writeProgHeaders(out []byte, l *Layout, dataOff, dataSize, textOff, textSize uint64) error {
 	f := b.F
-	phoff := b.phoff()
-	n := len(f.Progs)
 	var keep []elf.ProgHeader
-	spare := 0
 	lastLoad := -1
 	for _, p := range f.Progs {
 		switch p.Type {
 		case elf.PT_NOTE, elf.PT_GNU_PROPERTY:
-			spare++
-			continue
+			if !l.movePhdrs {
+				continue
+			}
+			if p.Type == elf.PT_GNU_PROPERTY {
+				continue // CET off: see the file comment
+			}
 		case elf.PT_DYNAMIC:
 			p.Vaddr, p.Paddr, p.Off = l.dynAddr, l.dynAddr, dataOff+(l.dynAddr-l.DataAddr)
 			p.Filesz, p.Memsz = l.dynSize, l.dynSize
+		case elf.PT_PHDR:
+			if l.movePhdrs {
+				p.Vaddr, p.Paddr, p.Off = l.phdrAddr, l.phdrAddr, dataOff+(l.phdrAddr-l.DataAddr)
+				p.Filesz, p.Memsz = l.phdrNum*phdrSize, l.phdrNum*phdrSize
+			}
 		}
 		keep = append(keep, p.ProgHeader)
 		if p.Type == elf.PT_LOAD {
 			lastLoad = len(keep) - 1
 		}
 	}
-	if spare < 2 {
-		return errorf("no room for new program headers (the executable has %d PT_NOTE/PT_GNU_PROPERTY entries, 2 are needed)", spare)
+	n := uint64(len(f.Progs))
+	if l.movePhdrs {
+		n = l.phdrNum
 	}
 	newLoads := []elf.ProgHeader{
 		{Type: elf.PT_LOAD, Flags: elf.PF_R | elf.PF_W, Off: dataOff, Vaddr: l.DataAddr, Paddr: l.DataAddr,
@@ -239,7 +282,10 @@ func (b *Binary) writeProgHeaders(out []byte, l *Layout, dataOff, dataSize, text
 			Filesz: textSize, Memsz: textSize, Align: pageSize},
 	}
 	all := append(append(append([]elf.ProgHeader(nil), keep[:lastLoad+1]...), newLoads...), keep[lastLoad+1:]...)
-	for len(all) < n {
+	if uint64(len(all)) > n {
+		return fmt.Errorf("program header table overflow")
+	}
+	for uint64(len(all)) < n {
 		all = append(all, elf.ProgHeader{Type: elf.PT_NULL})
 	}
 	var buf bytes.Buffer
@@ -248,6 +294,12 @@ func (b *Binary) writeProgHeaders(out []byte, l *Layout, dataOff, dataSize, text
 			Type: uint32(p.Type), Flags: uint32(p.Flags), Off: p.Off, Vaddr: p.Vaddr, Paddr: p.Paddr,
 			Filesz: p.Filesz, Memsz: p.Memsz, Align: p.Align,
 		})
+	}
+	phoff := b.phoff()
+	if l.movePhdrs {
+		phoff = dataOff + (l.phdrAddr - l.DataAddr)
+		binary.LittleEndian.PutUint64(out[32:], phoff)
+		binary.LittleEndian.PutUint16(out[56:], uint16(n))
 	}
 	if phoff+uint64(buf.Len()) > uint64(len(out)) {
 		return errorf("corrupted ELF file (program headers outside the file)")
