@@ -166,8 +166,15 @@ func (g *Graph) collectLeaders(in Input) {
 					g.strong(ins.Target)
 				}
 			}
-			if ins.Kind != disasm.Other && ins.Kind != disasm.Nop && i+1 < len(insts) {
-				g.leaders[insts[i+1].Addr] |= leadWeak
+			if i+1 < len(insts) {
+				switch ins.Kind {
+				case disasm.Jcc, disasm.Call, disasm.CallInd:
+					// Fall-through and return sites are reached.
+					g.leaders[insts[i+1].Addr] |= leadStrong
+				case disasm.Jmp, disasm.JmpInd, disasm.Ret, disasm.Stop, disasm.Bad:
+					// Reached only if something we know of jumps here.
+					g.leaders[insts[i+1].Addr] |= leadWeak
+				}
 			}
 		}
 	}

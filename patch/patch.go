@@ -18,9 +18,9 @@
 package patch
 
 import (
-	"os"
 	"encoding/binary"
 	"fmt"
+	"os"
 	"sort"
 
 	"hgrewrite/cfg"
@@ -471,4 +471,5 @@ func (b *builder) lea(in *disasm.Inst) ([]byte, error) {
 	b.leaCache[key] = code
 	return code, nil
 }
+
 var debugReloc = os.Getenv("HG_DEBUG_RELOC") != ""
