@@ -37,8 +37,13 @@ type FuncHint struct {
 // Input is everything the graph is built from.
 type Input struct {
 	Sections []Code
-	Funcs    []FuncHint // symbols and exception-table ranges
-	Entries  []uint64   // other entry points: ELF entry, landing pads, code pointers from data
+	Funcs    []FuncHint // function symbols and exception-table ranges
+	Entries  []uint64   // other entry points: ELF entry, PLT stubs, landing pads
+	// CodePtrs are code addresses found in data. They are always leaders,
+	// but start reachable code only inside a known function range: in
+	// position-dependent executables they come from scanning data words, and
+	// a stray integer must not make data embedded in code look reachable.
+	CodePtrs []uint64
 	PLT      map[uint64]string
 	GOT      map[uint64]string
 	PIE      bool
@@ -53,6 +58,7 @@ type Block struct {
 	Sec         int
 	First, Last int
 	Func        int  // index into Graph.Funcs, -1 if none
+	Reached     bool // reachable from a known entry point: code
 	Padding     bool // alignment filler that nothing reaches
 	Succs       []uint64
 }
@@ -80,6 +86,8 @@ type Graph struct {
 	Funcs      []Func  // sorted by Start
 	JumpTables int     // jump tables recovered
 	leaders    map[uint64]uint8
+	// tableTargets are the entries of recovered jump tables.
+	tableTargets []uint64
 }
 
 // Build constructs the graph.
@@ -87,6 +95,7 @@ func Build(in Input) *Graph {
 	g := &Graph{Sections: in.Sections, leaders: map[uint64]uint8{}}
 	g.collectLeaders(in)
 	g.splitBlocks()
+	g.markReached(in)
 	g.buildFuncs(in)
 	g.linkEdges(in)
 	return g
@@ -148,6 +157,9 @@ func (g *Graph) collectLeaders(in Input) {
 		g.strong(f.Addr)
 	}
 	for _, a := range in.Entries {
+		g.strong(a)
+	}
+	for _, a := range in.CodePtrs {
 		g.strong(a)
 	}
 	for si := range g.Sections {
@@ -224,6 +236,7 @@ func (g *Graph) recoverJumpTables(in Input) {
 					break
 				}
 				g.leaders[t] |= leadStrong
+				g.tableTargets = append(g.tableTargets, t)
 				found++
 			}
 			if found >= 2 {
@@ -254,7 +267,6 @@ func (g *Graph) splitBlocks() {
 			}
 			b := Block{Start: insts[start].Addr, End: insts[i].Addr + uint64(insts[i].Len),
 				Sec: si, First: start, Last: i, Func: -1}
-			b.Padding = g.leaders[b.Start]&leadStrong == 0 && allFiller(insts[start:i+1])
 			g.Blocks = append(g.Blocks, b)
 			start = i + 1
 		}
@@ -269,6 +281,88 @@ func allFiller(insts []disasm.Inst) bool {
 		default:
 			return false
 		}
+	}
+	return true
+}
+
+// markReached walks the code from the entry points: function starts,
+// declared entries, jump-table targets and code pointers inside known
+// functions; then along fall-through, jumps and calls. An address that code
+// merely takes (lea) is a leader but not an entry point: in hand-written
+// assembly it is as likely a table embedded in the code. Whatever is not reached is data or dead filler; the
+// patcher never touches it, except that unreached filler hosts islands.
+func (g *Graph) markReached(in Input) {
+	var ranges []span
+	var work []uint64
+	for _, f := range in.Funcs {
+		work = append(work, f.Addr)
+		if f.Size > 0 {
+			ranges = append(ranges, span{f.Addr, f.Addr + f.Size})
+		}
+	}
+	work = append(work, in.Entries...)
+	funcs := mergeSpans(ranges)
+	inFunc := func(a uint64) bool { return len(funcs) == 0 || funcs.contains(a) }
+	for _, a := range append(append([]uint64(nil), in.CodePtrs...), g.tableTargets...) {
+		if inFunc(a) {
+			work = append(work, a)
+		}
+	}
+	for len(work) > 0 {
+		a := work[len(work)-1]
+		work = work[:len(work)-1]
+		bi := g.BlockAt(a)
+		if bi < 0 || g.Blocks[bi].Start != a || g.Blocks[bi].Reached {
+			continue
+		}
+		b := &g.Blocks[bi]
+		b.Reached = true
+		for _, ins := range g.Insts(b) {
+			switch ins.Kind {
+			case disasm.Jmp, disasm.Jcc, disasm.Call:
+				work = append(work, ins.Target)
+			}
+		}
+		if fallsThrough(g.Sections[b.Sec].Insts[b.Last].Kind) {
+			work = append(work, b.End)
+		}
+	}
+	for bi := range g.Blocks {
+		b := &g.Blocks[bi]
+		b.Padding = !b.Reached && allFiller(g.Insts(b))
+	}
+}
+
+// span is a half-open address range.
+type span struct{ lo, hi uint64 }
+
+type spans []span
+
+// mergeSpans sorts and merges overlapping ranges.
+func mergeSpans(in []span) spans {
+	sort.Slice(in, func(i, j int) bool { return in[i].lo < in[j].lo })
+	var out spans
+	for _, s := range in {
+		if n := len(out); n > 0 && s.lo <= out[n-1].hi {
+			if s.hi > out[n-1].hi {
+				out[n-1].hi = s.hi
+			}
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func (ss spans) contains(a uint64) bool {
+	i := sort.Search(len(ss), func(i int) bool { return ss[i].hi > a })
+	return i < len(ss) && ss[i].lo <= a
+}
+
+func fallsThrough(k disasm.Kind) bool {
+	switch k {
+	case disasm.Jmp, disasm.JmpInd, disasm.Ret, disasm.Stop, disasm.Bad:
+		return false
 	}
 	return true
 }
@@ -314,7 +408,7 @@ func (g *Graph) buildFuncs(in Input) {
 		for fi+1 < len(g.Funcs) && g.Funcs[fi+1].Start <= b.Start {
 			fi++
 		}
-		if b.Padding || fi < 0 {
+		if !b.Reached || fi < 0 {
 			continue
 		}
 		f := &g.Funcs[fi]
@@ -351,7 +445,7 @@ func (g *Graph) setsFramePointer(f *Func) bool {
 func (g *Graph) linkEdges(in Input) {
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
-		if b.Padding {
+		if !b.Reached {
 			continue
 		}
 		last := &g.Sections[b.Sec].Insts[b.Last]

@@ -13,6 +13,7 @@
 package disasm
 
 import (
+	"sort"
 	"strings"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -86,10 +87,26 @@ type Inst struct {
 
 // Section decodes code loaded at addr by a linear sweep. Every byte ends up
 // in exactly one returned instruction; undecodable bytes become Bad.
-func Section(code []byte, addr uint64) []Inst {
+//
+// syncs are known instruction starts (function entries, sorted or not). An
+// instruction that would swallow one is cut short: its bytes become a Bad
+// instruction that ends at the sync point, and decoding resumes there. This
+// keeps data embedded in code (tables in hand-written assembly) from hiding
+// the code that follows it.
+func Section(code []byte, addr uint64, syncs []uint64) []Inst {
+	sorted := append([]uint64(nil), syncs...)
+	sort.Slice(sorted, func(i, j int) bool { return sorted[i] < sorted[j] })
+	k := 0
 	out := make([]Inst, 0, len(code)/4+1)
 	for off := 0; off < len(code); {
-		in := Decode(code[off:], addr+uint64(off))
+		at := addr + uint64(off)
+		for k < len(sorted) && sorted[k] <= at {
+			k++
+		}
+		in := Decode(code[off:], at)
+		if k < len(sorted) && at+uint64(in.Len) > sorted[k] {
+			in = Inst{Addr: at, Len: uint8(sorted[k] - at), Kind: Bad}
+		}
 		out = append(out, in)
 		off += int(in.Len)
 	}
@@ -106,10 +123,36 @@ func Decode(b []byte, addr uint64) Inst {
 		return in
 	}
 	x, err := x86asm.Decode(b, 64)
-	if err != nil || x.Op == 0 || x.Len == 0 {
-		return Inst{Addr: addr, Len: 1, Kind: Bad}
+	if err == nil && x.Op != 0 && x.Len != 0 {
+		return fromX86(&x, b, addr)
 	}
-	return fromX86(&x, b, addr)
+	if n, memOp, ok := xopLength(b); ok {
+		in := Inst{Addr: addr, Len: uint8(n)}
+		if memOp {
+			in.Flags |= HasMem | Unsupported
+			in.Mem = MemOp{Access: Read, Size: 1}
+		}
+		return in
+	}
+	if n, addr32 := stripPrefixesBeforeVEX(b); n > 0 {
+		x, err := x86asm.Decode(b[n:], 64)
+		if err == nil && x.Op != 0 && x.Len != 0 && x.Len+n <= 15 {
+			in := fromX86(&x, b[n:], addr)
+			in.Len += uint8(n)
+			if in.DispOff != 0 {
+				in.DispOff += uint8(n)
+			}
+			if in.Flags&HasMem != 0 && (addr32 || hasSegment(b[:n])) {
+				in.Flags |= Unsupported
+			}
+			return in
+		}
+	}
+	return Inst{Addr: addr, Len: 1, Kind: Bad}
+}
+
+func hasSegment(prefixes []byte) bool {
+	return hasPrefix(prefixes, 0x64) || hasPrefix(prefixes, 0x65)
 }
 
 // Full decodes the instruction at the start of b with all of x86asm's

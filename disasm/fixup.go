@@ -156,6 +156,11 @@ func special(b []byte) (name string, length int, ok bool) {
 		return "hintnop", e.opEnd + n, true
 	case !e.vex && e.opMap == 1 && e.op == 0xc7 && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 == 7 && hasPrefix(b[:e.prefixEnd], 0xf3):
 		return "rdpid", e.opEnd + 1, true
+	case !e.vex && e.opMap == 1 && e.op == 0xc7 && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 >= 6:
+		return "rdrand/rdseed", e.opEnd + 1, true
+	case !e.vex && e.opMap == 1 && (e.op == 0xa6 || e.op == 0xa7) && e.opEnd < len(b) && b[e.opEnd]>>6 == 3:
+		// VIA PadLock (xsha*, xcrypt*, montmul): implicit operands only.
+		return "padlock", e.opEnd + 1, true
 	case !e.vex && e.opMap == 2 && e.op == 0xf6 && (hasPrefix(b[:e.prefixEnd], 0xf3) || hasPrefix(b[:e.prefixEnd], 0x66)):
 		n, ok := modrmLen(b[e.opEnd:])
 		if !ok {
@@ -172,6 +177,53 @@ func special(b []byte) (name string, length int, ok bool) {
 		return "vzeroupper", e.opEnd, true
 	}
 	return "", 0, false
+}
+
+// xopLength returns the length of an AMD XOP instruction (8f with a map
+// select of 8 or more), which x86asm does not decode: 8f, two payload
+// bytes, opcode, ModRM with SIB and displacement, then an imm8 in map 8 or
+// an imm32 in map 10. memOp reports a memory (not register) operand.
+func xopLength(b []byte) (n int, memOp bool, ok bool) {
+	i := 0
+	for i < len(b) && i < 14 && legacyPrefix(b[i]) {
+		i++
+	}
+	if i+4 >= len(b) || b[i] != 0x8f || b[i+1]&0x1f < 8 {
+		return 0, false, false
+	}
+	m, ok := modrmLen(b[i+4:])
+	if !ok {
+		return 0, false, false
+	}
+	n = i + 4 + m
+	switch b[i+1] & 0x1f {
+	case 8:
+		n++
+	case 10:
+		n += 4
+	}
+	return n, b[i+4]>>6 != 3, n <= len(b) && n <= 15
+}
+
+// stripPrefixesBeforeVEX handles legacy prefixes in front of a VEX prefix
+// (67 or segment overrides, which assemblers use as padding), which x86asm
+// rejects: it returns how many such prefixes there are when a VEX prefix
+// follows them, and whether one of them is the address-size override.
+func stripPrefixesBeforeVEX(b []byte) (n int, addr32 bool) {
+	for n < len(b) && n < 14 {
+		switch b[n] {
+		case 0x67:
+			addr32 = true
+		case 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
+		default:
+			if b[n] == 0xc4 || b[n] == 0xc5 {
+				return n, addr32
+			}
+			return 0, false
+		}
+		n++
+	}
+	return 0, false
 }
 
 func hasPrefix(prefixes []byte, p byte) bool {

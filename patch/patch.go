@@ -164,7 +164,7 @@ func (b *builder) done(p *planned, tactic string) {
 
 // plan decides whether a block is worth relocating and counts its sites.
 func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
-	if blk.Padding || !b.g.Sections[blk.Sec].Instrument {
+	if !blk.Reached || !b.g.Sections[blk.Sec].Instrument {
 		return nil, false
 	}
 	p := &planned{block: blk, start: blk.Start}

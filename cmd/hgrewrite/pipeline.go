@@ -25,40 +25,55 @@ func instrumentSection(name string) bool {
 	return name == ".text" || len(name) > 6 && name[:6] == ".text."
 }
 
-// Analyze decodes every executable section and builds the graph.
+// analyze decodes every executable section and builds the graph. It
+// returns the number of undecodable instructions in reachable code.
 func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 	in := cfg.Input{PLT: bin.PLT, GOT: bin.GOT, PIE: bin.PIE}
-	bad := 0
-	for _, s := range bin.ExecSections() {
-		insts := disasm.Section(bin.SectionData(s), s.Addr)
-		for i := range insts {
-			if insts[i].Kind == disasm.Bad {
-				bad++
-			}
-		}
-		in.Sections = append(in.Sections, cfg.Code{Name: s.Name, Addr: s.Addr, Insts: insts, Instrument: instrumentSection(s.Name)})
-	}
+	var syncs []uint64
 	for _, s := range bin.Symbols {
-		if s.Func || bin.IsCode(s.Addr) {
+		if !bin.IsCode(s.Addr) {
+			continue
+		}
+		syncs = append(syncs, s.Addr)
+		if s.Func {
 			in.Funcs = append(in.Funcs, cfg.FuncHint{Name: s.Name, Addr: s.Addr, Size: s.Size})
 		}
 	}
 	for _, f := range bin.FDEs {
 		in.Funcs = append(in.Funcs, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
+		syncs = append(syncs, f.Start)
 	}
 	for addr := range bin.PLT {
 		in.Entries = append(in.Entries, addr)
 	}
 	in.Entries = append(in.Entries, bin.Entry)
 	in.Entries = append(in.Entries, bin.LandingPads...)
-	in.Entries = append(in.Entries, bin.CodePtrs...)
+	syncs = append(syncs, in.Entries...)
+	in.CodePtrs = bin.CodePtrs
+	for _, s := range bin.ExecSections() {
+		insts := disasm.Section(bin.SectionData(s), s.Addr, syncs)
+		in.Sections = append(in.Sections, cfg.Code{Name: s.Name, Addr: s.Addr, Insts: insts, Instrument: instrumentSection(s.Name)})
+	}
 	in.Data = func(addr, n uint64) []byte {
 		if bin.IsCode(addr) {
 			return nil
 		}
 		return bin.Bytes(addr, n)
 	}
-	return cfg.Build(in), bad
+	g := cfg.Build(in)
+	bad := 0
+	for bi := range g.Blocks {
+		b := &g.Blocks[bi]
+		if !b.Reached {
+			continue
+		}
+		for _, ins := range g.Insts(b) {
+			if ins.Kind == disasm.Bad {
+				bad++
+			}
+		}
+	}
+	return g, bad
 }
 
 func instrument(bin *elfrw.Binary, opt patch.Options) (*result, error) {
