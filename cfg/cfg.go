@@ -44,6 +44,8 @@ type Input struct {
 	// position-dependent executables they come from scanning data words, and
 	// a stray integer must not make data embedded in code look reachable.
 	CodePtrs []uint64
+	// Unwind are the ranges covered by unwind information (.eh_frame FDEs).
+	Unwind []FuncHint
 	PLT      map[uint64]string
 	GOT      map[uint64]string
 	PIE      bool
@@ -60,6 +62,7 @@ type Block struct {
 	Func        int  // index into Graph.Funcs, -1 if none
 	Reached     bool // reachable from a known entry point: code
 	Padding     bool // alignment filler that nothing reaches
+	Unwound     bool // covered by unwind information
 	Succs       []uint64
 }
 
@@ -85,6 +88,7 @@ type Graph struct {
 	Blocks     []Block // sorted by Start
 	Funcs      []Func  // sorted by Start
 	JumpTables int     // jump tables recovered
+	HasUnwind  bool    // the binary has unwind information at all
 	leaders    map[uint64]uint8
 	// tableTargets are the entries of recovered jump tables.
 	tableTargets []uint64
@@ -327,9 +331,16 @@ func (g *Graph) markReached(in Input) {
 			work = append(work, b.End)
 		}
 	}
+	var unwind []span
+	for _, f := range in.Unwind {
+		unwind = append(unwind, span{f.Addr, f.Addr + f.Size})
+	}
+	uw := mergeSpans(unwind)
+	g.HasUnwind = len(uw) > 0
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
 		b.Padding = !b.Reached && allFiller(g.Insts(b))
+		b.Unwound = uw.contains(b.Start)
 	}
 }
 

@@ -85,6 +85,7 @@ const (
 	skipUnsupported = "unsupported operand (VSIB or 32-bit address)"
 	skipShort       = "block too short, no island in reach"
 	skipReloc       = "block not relocatable"
+	skipNoUnwind    = "code without unwind info"
 )
 
 // CodeReader returns n original bytes at addr.
@@ -175,6 +176,13 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 			continue
 		}
 		b.res.Stats.MemInsts++
+		if b.g.HasUnwind && !blk.Unwound {
+			// Compilers describe every function they emit in .eh_frame;
+			// code without it is hand-written or generated (V8's embedded
+			// builtins) and may be entered at addresses no table shows.
+			b.res.Stats.Skipped[skipNoUnwind]++
+			continue
+		}
 		if why := b.skipReason(blk, in); why != "" {
 			b.res.Stats.Skipped[why]++
 			continue

@@ -41,6 +41,7 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 	}
 	for _, f := range bin.FDEs {
 		in.Funcs = append(in.Funcs, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
+		in.Unwind = append(in.Unwind, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
 		syncs = append(syncs, f.Start)
 	}
 	for addr := range bin.PLT {
