@@ -46,9 +46,9 @@ type Input struct {
 	CodePtrs []uint64
 	// Unwind are the ranges covered by unwind information (.eh_frame FDEs).
 	Unwind []FuncHint
-	PLT      map[uint64]string
-	GOT      map[uint64]string
-	PIE      bool
+	PLT    map[uint64]string
+	GOT    map[uint64]string
+	PIE    bool
 	// Data returns n bytes of non-executable file data at addr, or nil. It is
 	// used to read jump tables.
 	Data func(addr, n uint64) []byte
