@@ -1,0 +1,378 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"hgrewrite/elfrw"
+)
+
+// The end-to-end tests build the runtime library once, compile the corpus in
+// testdata/progs in many variants, rewrite each binary with the same code
+// path the command uses, and compare the rewritten program's behaviour with
+// the original's.
+
+var (
+	rtOnce sync.Once
+	rtPath string
+	rtErr  error
+)
+
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
+}
+
+// runtimeLib builds libhgrt.so into a shared temporary directory.
+func runtimeLib(t testing.TB) string {
+	t.Helper()
+	rtOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "hgrt-test")
+		if err != nil {
+			rtErr = err
+			return
+		}
+		rtPath = filepath.Join(dir, elfrw.RuntimeLibName)
+		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", rtPath, "./runtime")
+		cmd.Dir = repoRoot(t)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			rtErr = fmt.Errorf("building runtime: %v\n%s", err, out)
+		}
+	})
+	if rtErr != nil {
+		t.Fatal(rtErr)
+	}
+	return rtPath
+}
+
+func requireTool(t testing.TB, name string) {
+	t.Helper()
+	if _, err := exec.LookPath(name); err != nil {
+		t.Skipf("%s not installed (make test installs it through .ci/check-tools)", name)
+	}
+}
+
+// hgrewrite runs the command in-process and returns its exit status and
+// output.
+func hgrewrite(t testing.TB, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := run(append([]string{"--runtime", runtimeLib(t)}, args...), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func rewriteOK(t testing.TB, in, out string, args ...string) {
+	t.Helper()
+	code, _, stderr := hgrewrite(t, append(args, in, "-o", out)...)
+	if code != 0 {
+		t.Fatalf("hgrewrite %s: exit %d: %s", in, code, stderr)
+	}
+}
+
+type outcome struct {
+	stdout []byte
+	stderr []byte
+	status string // "exit N" or "signal NAME"
+}
+
+func runProg(t testing.TB, env []string, path string, args ...string) outcome {
+	t.Helper()
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start %s: %v", path, err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return outcome{so.Bytes(), se.Bytes(), status(t, err)}
+	case <-time.After(120 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("%s %v: still running after 120 s (hang)", path, args)
+	}
+	return outcome{}
+}
+
+func status(t testing.TB, err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		t.Fatalf("wait: %v", err)
+	}
+	ws := ee.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		return "signal " + ws.Signal().String()
+	}
+	return "exit " + strconv.Itoa(ws.ExitStatus())
+}
+
+var accessesRE = regexp.MustCompile(`(\d+) memory accesses checked`)
+
+// accessCounts parses every stats line a run printed (one per process).
+func accessCounts(stderr []byte) []int {
+	var n []int
+	for _, m := range accessesRE.FindAllSubmatch(stderr, -1) {
+		v, _ := strconv.Atoi(string(m[1]))
+		n = append(n, v)
+	}
+	return n
+}
+
+type variant struct {
+	opt   string // -O0, -O2
+	pie   bool
+	cet   bool
+	strip bool
+}
+
+func (v variant) name() string {
+	s := strings.TrimPrefix(v.opt, "-")
+	s += map[bool]string{true: "-pie", false: "-nopie"}[v.pie]
+	s += map[bool]string{true: "-cet", false: ""}[v.cet]
+	s += map[bool]string{true: "-stripped", false: ""}[v.strip]
+	return s
+}
+
+func allVariants() []variant {
+	var vs []variant
+	for _, opt := range []string{"-O0", "-O2"} {
+		for _, pie := range []bool{true, false} {
+			for _, cet := range []bool{false, true} {
+				for _, strip := range []bool{false, true} {
+					vs = append(vs, variant{opt, pie, cet, strip})
+				}
+			}
+		}
+	}
+	return vs
+}
+
+// compile builds src in variant v into dir and returns the binary's path.
+func compile(t testing.TB, src, dir string, v variant) string {
+	t.Helper()
+	cc, std := "gcc", []string{}
+	if strings.HasSuffix(src, ".cpp") {
+		cc, std = "g++", []string{"-std=c++17"}
+	}
+	requireTool(t, cc)
+	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+	out := filepath.Join(dir, base+"-"+v.name())
+	args := append(std, v.opt, "-pthread", "-o", out, src, "-lm")
+	if v.pie {
+		args = append(args, "-fPIE", "-pie")
+	} else {
+		args = append(args, "-fno-pie", "-no-pie")
+	}
+	if v.cet {
+		args = append(args, "-fcf-protection=full")
+	} else {
+		args = append(args, "-fcf-protection=none")
+	}
+	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
+		t.Fatalf("%s %v: %v\n%s", cc, args, err, b)
+	}
+	if v.strip {
+		if b, err := exec.Command("strip", out).CombinedOutput(); err != nil {
+			t.Fatalf("strip: %v\n%s", err, b)
+		}
+	}
+	return out
+}
+
+var expectRE = regexp.MustCompile(`expect-exit: (\d+)`)
+
+func expectedStatus(t testing.TB, src string) string {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := expectRE.FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("%s has no expect-exit comment", src)
+	}
+	return "exit " + string(m[1])
+}
+
+func corpus(t testing.TB) []string {
+	var srcs []string
+	for _, pat := range []string{"*.c", "*.cpp"} {
+		m, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "progs", pat))
+		srcs = append(srcs, m...)
+	}
+	if len(srcs) == 0 {
+		t.Fatal("no programs in testdata/progs")
+	}
+	return srcs
+}
+
+// TestCorpus is requirement 1 of the rewriter: every corpus program in every
+// variant behaves identically after rewriting, and counts accesses.
+func TestCorpus(t *testing.T) {
+	lib := runtimeLib(t)
+	_ = lib
+	for _, src := range corpus(t) {
+		src := src
+		name := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+		for _, v := range allVariants() {
+			v := v
+			t.Run(name+"/"+v.name(), func(t *testing.T) {
+				t.Parallel()
+				dir := t.TempDir()
+				bin := compile(t, src, dir, v)
+				hg := bin + ".hg"
+				rewriteOK(t, bin, hg)
+				want := runProg(t, nil, bin)
+				if exp := expectedStatus(t, src); want.status != exp {
+					t.Fatalf("original %s: %s, the program says %s", bin, want.status, exp)
+				}
+				got := runProg(t, []string{"HG_OPTIONS=stats=1"}, hg)
+				compareRuns(t, want, got)
+				counts := accessCounts(got.stderr)
+				if len(counts) == 0 || counts[0] == 0 {
+					t.Fatalf("no accesses counted; stderr:\n%s", got.stderr)
+				}
+			})
+		}
+	}
+}
+
+func compareRuns(t testing.TB, want, got outcome) {
+	t.Helper()
+	if want.status != got.status {
+		t.Errorf("status: original %s, rewritten %s; rewritten stderr:\n%s", want.status, got.status, got.stderr)
+	}
+	if !bytes.Equal(want.stdout, got.stdout) {
+		t.Errorf("stdout differs:\n--- original\n%s\n--- rewritten\n%s", clip(want.stdout), clip(got.stdout))
+	}
+}
+
+func clip(b []byte) string {
+	if len(b) > 2000 {
+		return string(b[:2000]) + "..."
+	}
+	return string(b)
+}
+
+// TestExitPaths checks exit statuses, signals and unterminated output.
+func TestExitPaths(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "progs", "exit_codes.c")
+	for _, v := range []variant{{opt: "-O2", pie: true}, {opt: "-O0", pie: false}} {
+		dir := t.TempDir()
+		bin := compile(t, src, dir, v)
+		rewriteOK(t, bin, bin+".hg")
+		for mode, exp := range map[string]string{"": "exit 0", "return": "exit 5", "exit": "exit 9",
+			"abort": "signal aborted", "write": "exit 0"} {
+			want := runProg(t, nil, bin, mode)
+			got := runProg(t, nil, bin+".hg", mode)
+			if want.status != exp {
+				t.Fatalf("original, mode %q: %s, want %s", mode, want.status, exp)
+			}
+			compareRuns(t, want, got)
+		}
+	}
+}
+
+// TestAccessCountGrows checks that the counts reflect the work done.
+func TestAccessCountGrows(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "progs", "work_scaling.c")
+	for _, v := range []variant{{opt: "-O2", pie: true}, {opt: "-O0", pie: false}} {
+		dir := t.TempDir()
+		bin := compile(t, src, dir, v)
+		rewriteOK(t, bin, bin+".hg")
+		var prev int
+		for _, n := range []string{"10", "1000", "100000"} {
+			got := runProg(t, []string{"HG_OPTIONS=stats=1"}, bin+".hg", n)
+			c := accessCounts(got.stderr)
+			if len(c) != 1 {
+				t.Fatalf("N=%s: want one stats line, stderr:\n%s", n, got.stderr)
+			}
+			if c[0] <= prev*10 {
+				t.Errorf("%s N=%s: %d accesses, not more than 10x the %d of a run with 100x less work", v.name(), n, c[0], prev)
+			}
+			prev = c[0]
+		}
+	}
+}
+
+// TestQACopy checks the shipping use case: the output and the runtime
+// library copied together to another directory still run.
+func TestQACopy(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "progs", "threads_mutex.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	out := filepath.Join(dir, "out", "prog.hg")
+	os.Mkdir(filepath.Dir(out), 0o755)
+	rewriteOK(t, bin, out)
+	if _, err := os.Stat(filepath.Join(dir, "out", elfrw.RuntimeLibName)); err != nil {
+		t.Fatalf("runtime library not copied beside the output: %v", err)
+	}
+	qa := filepath.Join(dir, "qa")
+	os.Mkdir(qa, 0o755)
+	for _, f := range []string{"prog.hg", elfrw.RuntimeLibName} {
+		b, _ := os.ReadFile(filepath.Join(dir, "out", f))
+		os.WriteFile(filepath.Join(qa, f), b, 0o755)
+	}
+	want := runProg(t, nil, bin)
+	got := runProg(t, nil, filepath.Join(qa, "prog.hg"))
+	compareRuns(t, want, got)
+	// Without the library the loader must say so (not crash silently).
+	os.Remove(filepath.Join(qa, elfrw.RuntimeLibName))
+	miss := runProg(t, nil, filepath.Join(qa, "prog.hg"))
+	if miss.status == "exit 0" || !bytes.Contains(miss.stderr, []byte(elfrw.RuntimeLibName)) {
+		t.Errorf("without the runtime library: %s, stderr %q; want a loader error naming it", miss.status, miss.stderr)
+	}
+}
+
+// TestOptionsErrors checks that a bad HG_OPTIONS stops the program with a
+// message naming the key.
+func TestOptionsErrors(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "progs", "exit_codes.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	rewriteOK(t, bin, bin+".hg")
+	for opts, want := range map[string]string{
+		"bogus=1":       `unknown option "bogus"`,
+		"stats=maybe":   `bad value "maybe" for stats`,
+		"stats":         `"stats" is not key=value`,
+		"verbosity=-1":  "verbosity",
+		"stats=1:foo=2": `unknown option "foo"`,
+	} {
+		got := runProg(t, []string{"HG_OPTIONS=" + opts}, bin+".hg")
+		if got.status != "exit 2" || !strings.Contains(string(got.stderr), want) {
+			t.Errorf("HG_OPTIONS=%s: %s, stderr %q; want exit 2 and %q", opts, got.status, got.stderr, want)
+		}
+		if len(got.stdout) != 0 {
+			t.Errorf("HG_OPTIONS=%s: the program ran (stdout %q)", opts, got.stdout)
+		}
+	}
+	got := runProg(t, []string{"HG_OPTIONS=stats=1 verbosity=0"}, bin+".hg")
+	if got.status != "exit 0" || len(accessCounts(got.stderr)) != 1 {
+		t.Errorf("space-separated options: %s, stderr %q", got.status, got.stderr)
+	}
+	logBase := filepath.Join(dir, "hglog")
+	got = runProg(t, []string{"HG_OPTIONS=stats=1:log_path=" + logBase}, bin+".hg")
+	logs, _ := filepath.Glob(logBase + ".*")
+	if got.status != "exit 0" || len(logs) != 1 || len(accessCounts(got.stderr)) != 0 {
+		t.Fatalf("log_path: %s, logs %v, stderr %q", got.status, logs, got.stderr)
+	}
+	if b, _ := os.ReadFile(logs[0]); len(accessCounts(b)) != 1 {
+		t.Errorf("log file %s lacks the stats line: %q", logs[0], b)
+	}
+}
