@@ -15,6 +15,7 @@ package cfg
 import (
 	"encoding/binary"
 	"sort"
+	"strings"
 
 	"hgrewrite/disasm"
 )
@@ -327,7 +328,8 @@ func (g *Graph) markReached(in Input) {
 				work = append(work, ins.Target)
 			}
 		}
-		if fallsThrough(g.Sections[b.Sec].Insts[b.Last].Kind) {
+		last := &g.Sections[b.Sec].Insts[b.Last]
+		if fallsThrough(last.Kind) && !(last.Kind == disasm.Call && NoReturn(in.PLT[last.Target])) {
 			work = append(work, b.End)
 		}
 	}
@@ -342,6 +344,27 @@ func (g *Graph) markReached(in Input) {
 		b.Padding = !b.Reached && allFiller(g.Insts(b))
 		b.Unwound = uw.contains(b.Start)
 	}
+}
+
+// noReturn lists imported functions that never return to their caller;
+// what follows a call to one is reached only if something jumps there.
+var noReturn = map[string]bool{
+	"abort": true, "exit": true, "_exit": true, "_Exit": true, "quick_exit": true,
+	"__stack_chk_fail": true, "__chk_fail": true, "__fortify_fail": true, "__assert_fail": true,
+	"__cxa_throw": true, "__cxa_rethrow": true, "_Unwind_Resume": true, "__cxa_bad_cast": true,
+	"__cxa_bad_typeid": true, "__cxa_throw_bad_array_new_length": true, "__cxa_pure_virtual": true,
+	"pthread_exit": true, "longjmp": true, "siglongjmp": true, "_longjmp": true, "__longjmp_chk": true,
+	"err": true, "errx": true, "verr": true, "verrx": true, "__libc_start_main": true,
+	"_ZSt9terminatev": true,
+}
+
+// NoReturn reports whether the imported function name never returns.
+func NoReturn(name string) bool {
+	if noReturn[name] {
+		return true
+	}
+	// libstdc++'s std::__throw_* helpers: _ZSt19__throw_logic_errorPKc and kin.
+	return len(name) > 12 && name[:4] == "_ZSt" && strings.Contains(name, "__throw_")
 }
 
 // span is a half-open address range.

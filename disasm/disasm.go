@@ -62,6 +62,7 @@ const (
 	Lock                          // lock prefix
 	PushRBP                       // push %rbp
 	MovRSPToRBP                   // mov %rsp, %rbp
+	Filler                        // Bad bytes ending at a known entry point: padding or data, not code
 )
 
 // MemOp is an instruction's explicit memory operand.
@@ -105,7 +106,7 @@ func Section(code []byte, addr uint64, syncs []uint64) []Inst {
 		}
 		in := Decode(code[off:], at)
 		if k < len(sorted) && at+uint64(in.Len) > sorted[k] {
-			in = Inst{Addr: at, Len: uint8(sorted[k] - at), Kind: Bad}
+			in = Inst{Addr: at, Len: uint8(sorted[k] - at), Kind: Bad, Flags: Filler}
 		}
 		out = append(out, in)
 		off += int(in.Len)

@@ -158,6 +158,8 @@ func special(b []byte) (name string, length int, ok bool) {
 		return "rdpid", e.opEnd + 1, true
 	case !e.vex && e.opMap == 1 && e.op == 0xc7 && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 >= 6:
 		return "rdrand/rdseed", e.opEnd + 1, true
+	case !e.vex && e.opMap == 1 && e.op == 0xae && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 == 5 && hasPrefix(b[:e.prefixEnd], 0xf3):
+		return "incssp", e.opEnd + 1, true // CET shadow stack (glibc's longjmp)
 	case !e.vex && e.opMap == 1 && (e.op == 0xa6 || e.op == 0xa7) && e.opEnd < len(b) && b[e.opEnd]>>6 == 3:
 		// VIA PadLock (xsha*, xcrypt*, montmul): implicit operands only.
 		return "padlock", e.opEnd + 1, true

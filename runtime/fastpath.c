@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "hgrt.h"
 
+#include <fcntl.h>
 #include <link.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -102,7 +103,7 @@ static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
 
 static void hg_fatal(const char *msg)
 {
-	dprintf(2, "hgrewrite runtime: %s\n", msg);
+	dprintf(hg_opts.err_fd, "hgrewrite runtime: %s\n", msg);
 	_exit(2);
 }
 
@@ -111,6 +112,9 @@ __attribute__((constructor)) static void hg_init(void)
 	void *a = mmap(NULL, HG_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (a != MAP_FAILED)
 		hg_arena = a;
+	hg_opts.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	if (hg_opts.err_fd < 0)
+		hg_opts.err_fd = 2;
 	if (hgGoInit(&hg_opts) != 0)
 		_exit(2); /* the Go side printed why */
 	struct hg_header *h = NULL;

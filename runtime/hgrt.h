@@ -43,6 +43,7 @@ struct hg_thread {
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */
 struct hg_options {
+	int err_fd; /* a private duplicate of stderr: programs may close fd 2 before exit */
 	int stats;
 	int verbosity;
 	char log_path[4096];

@@ -22,9 +22,10 @@ import (
 
 //export hgGoInit
 func hgGoInit(o *C.struct_hg_options) C.int {
+	stderr = os.NewFile(uintptr(o.err_fd), "stderr")
 	opts, err := parseOptions(os.Getenv("HG_OPTIONS"))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hgrewrite runtime: HG_OPTIONS: %v\n", err)
+		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: %v\n", err)
 		return 1
 	}
 	current = opts

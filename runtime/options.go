@@ -18,6 +18,10 @@ type Options struct {
 
 var current = Options{}
 
+// stderr is the runtime's own duplicate of the program's standard error,
+// made at start-up: programs such as coreutils close fd 2 before exiting.
+var stderr = os.Stderr
+
 func parseOptions(s string) (Options, error) {
 	o := Options{}
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ':' || r == '\t' || r == '\n' })
@@ -65,12 +69,12 @@ func parseBool(v string) (bool, error) {
 // do not interleave their output with the parent's.
 func output() (io.Writer, func()) {
 	if current.LogPath == "" {
-		return os.Stderr, func() {}
+		return stderr, func() {}
 	}
 	f, err := os.OpenFile(fmt.Sprintf("%s.%d", current.LogPath, os.Getpid()), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "hgrewrite runtime: log_path: %v; writing to stderr\n", err)
-		return os.Stderr, func() {}
+		fmt.Fprintf(stderr, "hgrewrite runtime: log_path: %v; writing to stderr\n", err)
+		return stderr, func() {}
 	}
 	return f, func() { f.Close() }
 }

@@ -62,6 +62,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
 		}
+		fmt.Fprintf(stderr, "hgrewrite: %v (see hgrewrite --help)\n", err)
 		return 2
 	}
 	if c.showVersion {

@@ -69,7 +69,7 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 			continue
 		}
 		for _, ins := range g.Insts(b) {
-			if ins.Kind == disasm.Bad {
+			if ins.Kind == disasm.Bad && ins.Flags&disasm.Filler == 0 {
 				bad++
 			}
 		}
