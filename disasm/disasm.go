@@ -127,6 +127,9 @@ func Decode(b []byte, addr uint64) Inst {
 	if err == nil && x.Op != 0 && x.Len != 0 {
 		return fromX86(&x, b, addr)
 	}
+	if n, ok := group7RegLength(b); ok {
+		return Inst{Addr: addr, Len: uint8(n)}
+	}
 	if n, memOp, ok := xopLength(b); ok {
 		in := Inst{Addr: addr, Len: uint8(n)}
 		if memOp {

@@ -2,6 +2,7 @@ package disasm
 
 import (
 	"bytes"
+	"cmp"
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
@@ -149,10 +150,14 @@ func TestXbegin(t *testing.T) {
 // ---------------------------------------------------------------------------
 // Memory operands
 
-// memEqual compares memory operands; Scale only matters with an index.
+// memEqual compares memory operands; Scale only matters with an index,
+// and a zero Size in want is not checked.
 func memEqual(got, want MemOp) bool {
 	if want.Index == 0 {
 		got.Scale, want.Scale = 0, 0
+	}
+	if want.Size == 0 {
+		got.Size = 0
 	}
 	return got == want
 }
@@ -191,7 +196,7 @@ func runMemCases(t *testing.T, tests []memCase) {
 }
 
 var flagNames = []string{"HasMem", "RIPRel", "StackMem", "FrameMem", "TLSMem", "StringOp", "Rep", "RepCond",
-	"StrSrc", "StrDst", "Unsupported", "Lock", "PushRBP", "MovRSPToRBP"}
+	"StrSrc", "StrDst", "Unsupported", "Lock", "PushRBP", "MovRSPToRBP", "Filler"}
 
 func flagString(f Flags) string {
 	var s []string
@@ -302,7 +307,7 @@ func TestMemAccess(t *testing.T) {
 // TestMemAccessReadOnlySingleOperand: instructions whose only explicit
 // operand is a memory source (Intel argument 0) read it and do not write it.
 func TestMemAccessReadOnlySingleOperand(t *testing.T) {
-	const bug = "accessOf reports Read|Write for one-operand instructions that only read memory (mul/div/idiv/imul, fld/fild/fadd, fldcw, ldmxcsr, fxrstor, xrstor)"
+	const bug = "accessOf reports Read|Write for one-operand instructions that only read memory (mul/div/idiv/imul, fld/fild/fadd, fldcw, ldmxcsr)"
 	runMemCases(t, []memCase{
 		{"f7 20", HasMem, MemOp{Base: rax, Size: 4, Access: Read}, "mull (%rax)", bug},
 		{"48 f7 6f 08", HasMem, MemOp{Base: rdi, Disp: 8, Size: 8, Access: Read}, "imulq 0x8(%rdi)", bug},
@@ -310,13 +315,45 @@ func TestMemAccessReadOnlySingleOperand(t *testing.T) {
 		{"48 f7 7c 24 08", HasMem | StackMem, MemOp{Base: rsp, Disp: 8, Size: 8, Access: Read}, "idivq 0x8(%rsp)", bug},
 		{"d9 00", HasMem, MemOp{Base: rax, Size: 4, Access: Read}, "flds (%rax)", bug},
 		{"dd 00", HasMem, MemOp{Base: rax, Size: 8, Access: Read}, "fldl (%rax)", bug},
-		{"db 28", HasMem, MemOp{Base: rax, Size: 10, Access: Read}, "fldt (%rax)", bug},
 		{"df 28", HasMem, MemOp{Base: rax, Size: 8, Access: Read}, "fildll (%rax)", bug},
 		{"d8 00", HasMem, MemOp{Base: rax, Size: 4, Access: Read}, "fadds (%rax)", bug},
 		{"d9 28", HasMem, MemOp{Base: rax, Size: 2, Access: Read}, "fldcw (%rax)", bug},
 		{"0f ae 10", HasMem, MemOp{Base: rax, Size: 4, Access: Read}, "ldmxcsr (%rax)", bug},
-		{"0f ae 08", HasMem, MemOp{Base: rax, Size: 512, Access: Read}, "fxrstor (%rax)", bug},
 	})
+}
+
+// TestMemSizeLarge: operands x86asm gives no size for (MemBytes 0) must
+// not be reported as one byte.
+func TestMemSizeLarge(t *testing.T) {
+	tests := []struct {
+		hex  string
+		size uint16
+		att  string
+	}{
+		{"db 3c 24", 10, "fstpt (%rsp)"},
+		{"db 2c 24", 10, "fldt (%rsp)"},
+		{"df 37", 10, "fbstp (%rdi)"},
+		{"0f ae 07", 512, "fxsave (%rdi)"},
+		{"0f ae 0f", 512, "fxrstor (%rdi)"},
+		{"d9 37", 28, "fnstenv (%rdi)"},
+		{"d9 27", 28, "fldenv (%rdi)"},
+		{"dd 37", 108, "fnsave (%rdi)"},
+	}
+	var bad []string
+	for _, tc := range tests {
+		in := Decode(hx(tc.hex), 0x1000)
+		if in.Len != uint8(len(hx(tc.hex))) || in.Flags&HasMem == 0 {
+			t.Errorf("Decode(%s) /* %s */: Len %d Flags %s; want HasMem", tc.hex, tc.att, in.Len, flagString(in.Flags))
+			continue
+		}
+		if in.Mem.Size != tc.size {
+			bad = append(bad, fmt.Sprintf("%s: Size %d, want %d", tc.att, in.Mem.Size, tc.size))
+		}
+	}
+	if len(bad) > 0 {
+		t.Logf("%q", bad)
+		t.Skip("BUG: Mem.Size falls back to 1 when x86asm gives no MemBytes (m80 fldt/fstpt/fbstp, m512 fxsave/fxrstor, m28 fnstenv/fldenv, m108 fnsave)")
+	}
 }
 
 // TestMemVEX: access and size of VEX/EVEX memory operands.
@@ -365,10 +402,11 @@ func TestMemRegions(t *testing.T) {
 		{"64 89 03", HasMem | TLSMem, MemOp{Base: rbx, Size: 4, Access: Write}, "mov %eax,%fs:(%rbx)", ""},
 		{"65 48 8b 04 25 00 00 00 00", HasMem | TLSMem, MemOp{Size: 8, Access: Read}, "mov %gs:0x0,%rax", ""},
 		{"67 8b 07", HasMem | Unsupported, MemOp{Base: x86asm.EDI, Size: 4, Access: Read}, "mov (%edi),%eax", ""},
-		{"67 89 44 24 08", HasMem | Unsupported, MemOp{Base: x86asm.ESP, Disp: 8, Size: 4, Access: Write}, "mov %eax,0x8(%esp)", ""},
+		{"67 89 44 24 08", HasMem | StackMem | Unsupported, MemOp{Base: x86asm.ESP, Disp: 8, Size: 4, Access: Write}, "mov %eax,0x8(%esp)", ""},
 		{"67 a4", HasMem | StringOp | StrSrc | StrDst | Unsupported, MemOp{Size: 1, Access: Read | Write}, "movsb (%esi),%es:(%edi)", ""},
-		{"c4 e2 6d 90 04 88", HasMem | Unsupported, MemOp{Base: rax, Index: x86asm.Y1, Scale: 4, Size: 4, Access: Read}, "vpgatherdd %ymm2,(%rax,%ymm1,4),%ymm0", ""},
-		{"62 f2 7d 49 90 04 88", HasMem | Unsupported, MemOp{Base: rax, Index: x86asm.Z1, Scale: 4, Size: 4, Access: Read}, "vpgatherdd (%rax,%zmm1,4),%zmm0{%k1}", ""},
+		{"c4 e2 6d 90 04 88", HasMem | Unsupported, MemOp{Base: rax, Index: x86asm.Y1, Scale: 4, Access: Read}, "vpgatherdd %ymm2,(%rax,%ymm1,4),%ymm0", ""},
+		{"62 f2 7d 49 90 04 88", HasMem | Unsupported, MemOp{Base: rax, Index: x86asm.Z1, Scale: 4, Access: Read}, "vpgatherdd (%rax,%zmm1,4),%zmm0{%k1}", ""},
+		// (the Size of a gather, whose operand is Unsupported, is not checked)
 		// the disp32 of an absolute address is sign-extended in 64-bit mode
 		{"64 48 8b 04 25 f8 ff ff ff", HasMem | TLSMem, MemOp{Disp: -8, Size: 8, Access: Read}, "mov %fs:0xfffffffffffffff8,%rax",
 			"memDisp keeps the disp32 of a base-less, index-less ModRM operand zero-extended; the CPU sign-extends it"},
@@ -502,7 +540,7 @@ func TestSectionSync(t *testing.T) {
 		kind  Kind
 		flags Flags
 	}{
-		{0x1000, 2, Bad, 0},
+		{0x1000, 2, Bad, Filler},
 		{0x1002, 1, Other, PushRBP},
 		{0x1003, 3, Other, MovRSPToRBP},
 		{0x1006, 6, Other, HasMem | RIPRel},
@@ -525,15 +563,19 @@ func TestSectionSync(t *testing.T) {
 }
 
 func TestSectionSyncs(t *testing.T) {
-	// Several sync points, unsorted, duplicated, outside the section, and
-	// one that falls inside a 3-byte data blob.
-	// 2000: 0f 1f                  data
+	// Several sync points: unsorted, duplicated, outside the section, and
+	// one at the start of a data blob.
+	// 2000: b8 00                  data (mov $imm32,%eax would swallow the call)
 	// 2002: e8 00 00 00 00         call 0x2007
-	// 2007: 48 8b                  data
+	// 2007: 48 8b                  data (mov %rbx,%rax would swallow the ret)
 	// 2009: c3                     ret
-	// 200a: 0f 1f 44               data: its first byte is a sync point too
+	// 200a: 48 8d 05               data (lea disp32(%rip) would swallow the nops); 200a is a sync point too
 	// 200d: 90                     nop
-	code := hx("0f 1f e8 00 00 00 00 48 8b c3 0f 1f 44 90")
+	// 200e: 90                     nop
+	// 200f: 90                     nop
+	// 2010: 90                     nop
+	// 2011: c3                     ret
+	code := hx("b8 00 e8 00 00 00 00 48 8b c3 48 8d 05 90 90 90 90 c3")
 	syncs := []uint64{0x2009, 0x100, 0x2002, 0x200d, 0x2009, 0x200a, 0x9000}
 	orig := slices.Clone(syncs)
 	insts := Section(code, 0x2000, syncs)
@@ -542,23 +584,34 @@ func TestSectionSyncs(t *testing.T) {
 	}
 	checkCoverage(t, code, 0x2000, insts, syncs)
 	type w struct {
-		addr uint64
-		len  uint8
-		kind Kind
+		addr  uint64
+		len   uint8
+		kind  Kind
+		flags Flags
 	}
 	var got []w
 	for _, in := range insts {
-		got = append(got, w{in.Addr, in.Len, in.Kind})
+		got = append(got, w{in.Addr, in.Len, in.Kind, in.Flags})
 	}
-	want := []w{{0x2000, 2, Bad}, {0x2002, 5, Call}, {0x2007, 2, Bad}, {0x2009, 1, Ret}, {0x200a, 3, Bad}, {0x200d, 1, Nop}}
+	want := []w{
+		{0x2000, 2, Bad, Filler}, {0x2002, 5, Call, 0}, {0x2007, 2, Bad, Filler}, {0x2009, 1, Ret, 0},
+		{0x200a, 3, Bad, Filler}, {0x200d, 1, Nop, 0}, {0x200e, 1, Nop, 0}, {0x200f, 1, Nop, 0}, {0x2010, 1, Nop, 0}, {0x2011, 1, Ret, 0},
+	}
 	if !slices.Equal(got, want) {
 		t.Errorf("got  %+v\nwant %+v", got, want)
 	}
-	// A sync point that is already an instruction start changes nothing.
-	a := Section(code[2:], 0x2002, nil)
-	b := Section(code[2:], 0x2002, []uint64{0x2002, 0x2007, 0x2009})
-	if !slices.Equal(a[:2], b[:2]) {
-		t.Errorf("sync at an instruction boundary changed the result:\n%+v\n%+v", a, b)
+	// Sync points at instruction boundaries change nothing.
+	code = code[2:10] // call 0x2007; mov %rbx,%rax
+	a := Section(code, 0x2002, nil)
+	b := Section(code, 0x2002, []uint64{0x2002, 0x2007, 0x200a})
+	if len(a) != 2 || !slices.Equal(a, b) {
+		t.Errorf("syncs at instruction boundaries changed the result:\n%+v\n%+v", a, b)
+	}
+	// Undecodable bytes that end at no sync point are one-byte Bad
+	// instructions without Filler.
+	insts = Section(hx("06 07 c3"), 0, []uint64{2})
+	if len(insts) != 3 || insts[0].Kind != Bad || insts[0].Len != 1 || insts[0].Flags != 0 || insts[1].Kind != Bad || insts[2].Kind != Ret {
+		t.Errorf("(bad) (bad) ret: %+v", insts)
 	}
 }
 
@@ -610,11 +663,12 @@ func TestSectionCoverageRandom(t *testing.T) {
 // ---------------------------------------------------------------------------
 // objdump cross-check
 
-var objdumpLine = regexp.MustCompile(`^ *([0-9a-f]+):\t`)
+var objdumpLine = regexp.MustCompile(`^ *([0-9a-f]+):\t(.*)$`)
 
-// parseObjdump returns the instruction start addresses in objdump -d output.
-func parseObjdump(out []byte) map[uint64]bool {
-	starts := map[uint64]bool{}
+// parseObjdump returns the instructions in objdump -d --no-show-raw-insn
+// output: address -> text.
+func parseObjdump(out []byte) map[uint64]string {
+	insts := map[uint64]string{}
 	for _, line := range bytes.Split(out, []byte("\n")) {
 		m := objdumpLine.FindSubmatch(line)
 		if m == nil {
@@ -622,10 +676,10 @@ func parseObjdump(out []byte) map[uint64]bool {
 		}
 		a, err := strconv.ParseUint(string(m[1]), 16, 64)
 		if err == nil {
-			starts[a] = true
+			insts[a] = strings.TrimSpace(string(m[2]))
 		}
 	}
-	return starts
+	return insts
 }
 
 func needTools(t testing.TB, tools ...string) {
@@ -638,7 +692,7 @@ func needTools(t testing.TB, tools ...string) {
 }
 
 // objdumpRaw disassembles code as raw x86-64 bytes loaded at 0.
-func objdumpRaw(t *testing.T, code []byte) map[uint64]bool {
+func objdumpRaw(t *testing.T, code []byte) map[uint64]string {
 	t.Helper()
 	needTools(t, "objdump")
 	f := filepath.Join(t.TempDir(), "code.bin")
@@ -652,10 +706,10 @@ func objdumpRaw(t *testing.T, code []byte) map[uint64]bool {
 	return parseObjdump(out)
 }
 
-// objdumpText returns the instruction starts objdump finds in the .text
-// section of the ELF file at path. -z makes objdump decode runs of zero
-// bytes instead of eliding them as "...", as Section does.
-func objdumpText(t *testing.T, path string) map[uint64]bool {
+// objdumpText returns the instructions objdump finds in the .text section
+// of the ELF file at path. -z makes objdump decode runs of zero bytes
+// instead of eliding them as "...", as Section does.
+func objdumpText(t *testing.T, path string) map[uint64]string {
 	t.Helper()
 	out, err := exec.Command("objdump", "-d", "-z", "--no-show-raw-insn", "-j", ".text", path).Output()
 	if err != nil {
@@ -682,57 +736,71 @@ func elfText(tb testing.TB, path string) ([]byte, uint64) {
 	return data, s.Addr
 }
 
-// compareStarts reports the addresses where got and want disagree, with
-// the bytes there and what Decode makes of them.
-func compareStarts(t *testing.T, label string, code []byte, addr uint64, got, want map[uint64]bool) int {
+// objdumpBad reports whether objdump could not decode an instruction.
+func objdumpBad(text string) bool {
+	return text == "(bad)" || strings.HasPrefix(text, ".byte")
+}
+
+// mismatch is an address where Section and objdump disagree: one of them
+// starts an instruction there and the other does not, or Section has an
+// undecodable byte where objdump decodes an instruction.
+type mismatch struct {
+	addr uint64
+	what string
+}
+
+// compareStarts compares Section's instructions with objdump's and logs
+// the mismatches with the bytes there and what Decode makes of them.
+func compareStarts(t *testing.T, label string, code []byte, addr uint64, insts []Inst, want map[uint64]string) []mismatch {
 	t.Helper()
-	var diff []uint64
-	for a := range got {
-		if !want[a] {
-			diff = append(diff, a)
+	got := make(map[uint64]*Inst, len(insts))
+	for i := range insts {
+		got[insts[i].Addr] = &insts[i]
+	}
+	var diff []mismatch
+	objdumpBadBytes := 0
+	for a, in := range got {
+		text, ok := want[a]
+		switch {
+		case !ok:
+			diff = append(diff, mismatch{a, "only Section"})
+		case in.Kind == Bad && !objdumpBad(text):
+			diff = append(diff, mismatch{a, "Bad in Section, objdump: " + text})
+		case in.Kind != Bad && objdumpBad(text):
+			objdumpBadBytes++ // objdump is stricter about encodings it considers invalid
 		}
 	}
-	for a := range want {
-		if !got[a] {
-			diff = append(diff, a)
+	for a, text := range want {
+		if got[a] == nil {
+			diff = append(diff, mismatch{a, "only objdump: " + text})
 		}
 	}
-	slices.Sort(diff)
-	t.Logf("%s: %d instruction starts (objdump %d), %d mismatching", label, len(got), len(want), len(diff))
-	for i, a := range diff {
+	slices.SortFunc(diff, func(x, y mismatch) int { return cmp.Compare(x.addr, y.addr) })
+	t.Logf("%s: %d instructions (objdump %d), %d mismatching; %d that objdump marks (bad) decode",
+		label, len(got), len(want), len(diff), objdumpBadBytes)
+	for i, m := range diff {
 		if i == 20 {
 			t.Logf("... %d more", len(diff)-i)
 			break
 		}
-		side := "only objdump"
-		if got[a] {
-			side = "only Section"
-		}
-		if a < addr || a >= addr+uint64(len(code)) {
-			t.Logf("  %#x: %s, outside the code", a, side)
+		if m.addr < addr || m.addr >= addr+uint64(len(code)) {
+			t.Logf("  %#x: %s, outside the code", m.addr, m.what)
 			continue
 		}
-		off := int(a - addr)
+		off := int(m.addr - addr)
 		end := min(off+16, len(code))
-		in := Decode(code[off:], a)
-		t.Logf("  %#x: %s; bytes % x; Decode: Len %d Kind %s Op %v", a, side, code[off:end], in.Len, kname(in.Kind), in.Op)
+		in := Decode(code[off:], m.addr)
+		t.Logf("  %#x: %s; bytes % x; Decode: Len %d Kind %s Op %v", m.addr, m.what, code[off:end], in.Len, kname(in.Kind), in.Op)
 	}
-	if len(diff) > 0 {
-		t.Errorf("%s: %d instruction starts differ from objdump's", label, len(diff))
-	}
-	return len(diff)
+	return diff
 }
 
-func crossCheck(t *testing.T, label, path string) int {
+func crossCheck(t *testing.T, path string) ([]byte, uint64, []mismatch) {
 	t.Helper()
 	code, addr := elfText(t, path)
 	insts := Section(code, addr, nil)
 	checkCoverage(t, code, addr, insts, nil)
-	got := make(map[uint64]bool, len(insts))
-	for _, in := range insts {
-		got[in.Addr] = true
-	}
-	return compareStarts(t, label, code, addr, got, objdumpText(t, path))
+	return code, addr, compareStarts(t, path, code, addr, insts, objdumpText(t, path))
 }
 
 func TestObjdumpPrograms(t *testing.T) {
@@ -754,7 +822,9 @@ func TestObjdumpPrograms(t *testing.T) {
 			if out, err := exec.Command(p.compiler, args...).CombinedOutput(); err != nil {
 				t.Fatalf("%s %s: %v\n%s", p.compiler, strings.Join(args, " "), err, out)
 			}
-			crossCheck(t, p.name, exe)
+			if _, _, diff := crossCheck(t, exe); len(diff) > 0 {
+				t.Errorf("%s: %d mismatches with objdump", p.name, len(diff))
+			}
 		})
 	}
 }
@@ -776,6 +846,20 @@ func libcPath() string {
 	return r
 }
 
+// rdpkruBug reports whether the mismatch at a is explained by the known
+// rdpkru/wrpkru bug (TestPKRU): 0f 01 ee/ef decodes as a Bad byte and
+// then as `add %ebp,%esi` / `add %ebp,%edi` starting at its second byte.
+func rdpkruBug(code []byte, addr uint64, m mismatch) bool {
+	isPKRU := func(a uint64) bool {
+		if a < addr || a+3 > addr+uint64(len(code)) {
+			return false
+		}
+		b := code[a-addr:]
+		return b[0] == 0x0f && b[1] == 0x01 && (b[2] == 0xee || b[2] == 0xef)
+	}
+	return isPKRU(m.addr) || m.addr > addr && isPKRU(m.addr-1)
+}
+
 func TestObjdumpLibc(t *testing.T) {
 	needTools(t, "objdump", "gcc")
 	t.Parallel()
@@ -783,8 +867,20 @@ func TestObjdumpLibc(t *testing.T) {
 	if p == "" {
 		t.Skip("libc.so.6 not found with gcc -print-file-name")
 	}
-	n := crossCheck(t, p, p)
-	t.Logf("libc %s: %d mismatching instruction starts", p, n)
+	code, addr, diff := crossCheck(t, p)
+	known := 0
+	for _, m := range diff {
+		if rdpkruBug(code, addr, m) {
+			known++
+		}
+	}
+	t.Logf("libc %s: %d mismatches with objdump, %d of them from the rdpkru/wrpkru bug", p, len(diff), known)
+	switch {
+	case known < len(diff):
+		t.Errorf("libc: %d mismatches with objdump not explained by a known bug", len(diff)-known)
+	case known > 0:
+		t.Skipf("BUG: rdpkru/wrpkru (0f 01 ee/ef) decode as a Bad byte followed by add: %d mismatches with objdump in libc", known)
+	}
 }
 
 func BenchmarkSection(b *testing.B) {

@@ -207,6 +207,17 @@ func xopLength(b []byte) (n int, memOp bool, ok bool) {
 	return n, b[i+4]>>6 != 3, n <= len(b) && n <= 15
 }
 
+// group7RegLength returns the length of a register-form 0f 01 instruction
+// (rdpkru, wrpkru, xgetbv, rdtscp, serialize, xend, ...; ModRM mod=3, no
+// operands beyond the opcode bytes), some of which x86asm does not know.
+func group7RegLength(b []byte) (int, bool) {
+	e, ok := scanEncoding(b)
+	if !ok || e.vex || e.opMap != 1 || e.op != 0x01 || e.opEnd >= len(b) || b[e.opEnd]>>6 != 3 {
+		return 0, false
+	}
+	return e.opEnd + 1, true
+}
+
 // stripPrefixesBeforeVEX handles legacy prefixes in front of a VEX prefix
 // (67 or segment overrides, which assemblers use as padding), which x86asm
 // rejects: it returns how many such prefixes there are when a VEX prefix

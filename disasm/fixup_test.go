@@ -1,6 +1,7 @@
 package disasm
 
 import (
+	"fmt"
 	"testing"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -436,9 +437,135 @@ func TestSpecialLengthsObjdump(t *testing.T) {
 		code = append(code, hx(s)...)
 	}
 	want := objdumpRaw(t, code)
-	got := map[uint64]bool{}
-	for _, in := range Section(code, 0, nil) {
-		got[in.Addr] = true
+	if diff := compareStarts(t, "hand-written sequences", code, 0, Section(code, 0, nil), want); len(diff) > 0 {
+		t.Errorf("%d mismatches with objdump", len(diff))
 	}
-	compareStarts(t, "hand-written sequences", code, 0, got, want)
+}
+
+// miscInsts are instructions outside the common compiler output (system,
+// TSX, CET, PKU, crypto, BMI, AVX-512) that a linear sweep over libc or
+// hand-written assembly meets. Each must decode to its full length. gap
+// names the known bugs: x86asm does not decode the instruction and
+// fixup.go does not work around it.
+var miscInsts = []struct {
+	hex string
+	att string
+	gap bool
+}{
+	{"0f 01 d0", "xgetbv", false},
+	{"0f 01 d1", "xsetbv", false},
+	{"0f 01 d5", "xend", false},
+	{"0f 01 d6", "xtest", false},
+	{"c6 f8 ff", "xabort $0xff", false},
+	{"0f 01 f9", "rdtscp", false},
+	{"0f 31", "rdtsc", false},
+	{"0f a2", "cpuid", false},
+	{"0f 01 c8", "monitor %rax,%ecx,%edx", false},
+	{"0f 01 c9", "mwait %eax,%ecx", false},
+	{"f3 48 0f ae e8", "incsspq %rax", false},
+	{"f3 48 0f ae c0", "rdfsbase %rax", false},
+	{"f3 48 0f ae d0", "wrfsbase %rax", false},
+	{"66 0f ae 38", "clflushopt (%rax)", false},
+	{"66 0f ae 30", "clwb (%rax)", false},
+	{"0f ae 27", "xsave (%rdi)", false},
+	{"0f ae 2f", "xrstor (%rdi)", false},
+	{"48 0f c7 0f", "cmpxchg16b (%rdi)", false},
+	{"f3 0f b8 c1", "popcnt %ecx,%eax", false},
+	{"f3 0f bc c1", "tzcnt %ecx,%eax", false},
+	{"f3 0f bd c1", "lzcnt %ecx,%eax", false},
+	{"f2 0f 38 f0 c1", "crc32b %cl,%eax", false},
+	{"66 0f 3a 44 c1 00", "pclmullqlqdq %xmm1,%xmm0", false},
+	{"66 0f 38 dc c1", "aesenc %xmm1,%xmm0", false},
+	{"0f 38 c8 c1", "sha1nexte %xmm1,%xmm0", false},
+	{"0f 3a cc c1 00", "sha1rnds4 $0x0,%xmm1,%xmm0", false},
+	{"c4 e2 70 f2 c2", "andn %edx,%ecx,%eax", false},
+	{"c4 e2 f3 f7 c0", "shrx %rcx,%rax,%rax", false},
+	{"c4 e3 fb f0 c1 05", "rorx $0x5,%rcx,%rax", false},
+	{"c4 e2 7d 5a 07", "vbroadcasti128 (%rdi),%ymm0", false},
+	{"c4 e2 79 18 07", "vbroadcastss (%rdi),%xmm0", false},
+	{"62 f1 fe 48 6f 07", "vmovdqu64 (%rdi),%zmm0", false},
+	{"62 f2 7d 48 7c c0", "vpbroadcastd %eax,%zmm0", false},
+	{"0f b9 c0", "ud1 %eax,%eax", false},
+	{"0f 01 ee", "rdpkru", true},
+	{"0f 01 ef", "wrpkru", true},
+	{"f3 0f 01 ea", "saveprevssp", true},
+	{"f3 0f 01 2f", "rstorssp (%rdi)", true},
+	{"f3 0f 01 e8", "setssbsy", true},
+	{"f3 0f ae 37", "clrssbsy (%rdi)", true},
+	{"48 0f 38 f6 07", "wrssq %rax,(%rdi)", true},
+	{"66 0f 38 f5 07", "wrussd %eax,(%rdi)", true},
+	{"0f 38 f9 07", "movdiri %eax,(%rdi)", true},
+}
+
+func TestMiscLengths(t *testing.T) {
+	var gaps []string
+	for _, tc := range miscInsts {
+		b := hx(tc.hex)
+		in := Decode(b, 0x1000)
+		ok := in.Kind != Bad && int(in.Len) == len(b)
+		switch {
+		case !ok && tc.gap:
+			gaps = append(gaps, fmt.Sprintf("%s (%s): Len %d Kind %s", tc.att, tc.hex, in.Len, kname(in.Kind)))
+		case !ok:
+			t.Errorf("Decode(%s) /* %s */: Len %d Kind %s; want Len %d", tc.hex, tc.att, in.Len, kname(in.Kind), len(b))
+		case tc.gap:
+			t.Errorf("Decode(%s) /* %s */ now decodes: remove the gap mark", tc.hex, tc.att)
+		}
+	}
+	if len(gaps) > 0 {
+		t.Logf("%q", gaps)
+		t.Skip("BUG: not decoded (1-byte Bad, then garbage from the remaining bytes): rdpkru, wrpkru, saveprevssp, rstorssp, setssbsy, clrssbsy, wrss, wruss, movdiri")
+	}
+}
+
+// TestMiscObjdump checks the same lengths against objdump; mismatches
+// inside the instructions marked gap are the known bugs above.
+func TestMiscObjdump(t *testing.T) {
+	var code []byte
+	var gaps [][2]uint64
+	for _, tc := range miscInsts {
+		b := hx(tc.hex)
+		if tc.gap {
+			gaps = append(gaps, [2]uint64{uint64(len(code)), uint64(len(code) + len(b))})
+		}
+		code = append(code, b...)
+	}
+	code = append(code, 0xc3)
+	want := objdumpRaw(t, code)
+	diff := compareStarts(t, "misc instructions", code, 0, Section(code, 0, nil), want)
+	known := 0
+	for _, m := range diff {
+		for _, g := range gaps {
+			if m.addr >= g[0] && m.addr < g[1] {
+				known++
+				break
+			}
+		}
+	}
+	switch {
+	case known < len(diff):
+		t.Errorf("%d mismatches with objdump outside the known gaps", len(diff)-known)
+	case known > 0:
+		t.Skipf("BUG: %d mismatches with objdump, all inside instructions x86asm does not decode (see TestMiscLengths)", known)
+	}
+}
+
+// TestPKRU: x86asm does not decode rdpkru/wrpkru (glibc's pkey_get and
+// pkey_set use them); the sweep then decodes a Bad byte and a bogus
+// `add %ebp,%esi` from the last two bytes.
+func TestPKRU(t *testing.T) {
+	var bad []string
+	for _, tc := range []struct{ hex, att string }{
+		{"0f 01 ee ba 03 00 00 00", "rdpkru; mov $0x3,%edx"},
+		{"0f 01 ef 31 c0", "wrpkru; xor %eax,%eax"},
+	} {
+		in := Decode(hx(tc.hex), 0x1000)
+		if in.Len != 3 || in.Kind != Other {
+			bad = append(bad, fmt.Sprintf("Decode(%s) /* %s */: Len %d Kind %s, want Len 3 Kind Other", tc.hex, tc.att, in.Len, kname(in.Kind)))
+		}
+	}
+	if len(bad) > 0 {
+		t.Logf("%q", bad)
+		t.Skip("BUG: rdpkru/wrpkru (0f 01 ee/ef) are not decoded: 1-byte Bad, then an add from the remaining two bytes")
+	}
 }

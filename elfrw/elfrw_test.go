@@ -176,9 +176,10 @@ type rwSynthOpts struct {
 	rela      bool // add a DT_RELA table with one RELATIVE entry
 }
 
-// rwSynth builds a small, well-formed dynamic executable image: ELF header,
-// program headers, .interp, .dynstr, optional .rela.dyn and .dynamic, all in
-// one read-only PT_LOAD, and a few bytes of code in a second R+X PT_LOAD.
+// rwSynth builds a small (under 1 KB), well-formed dynamic executable image:
+// ELF header, program headers, .interp, .dynstr, optional .rela.dyn, a note
+// and .dynamic, all in one read-only PT_LOAD, then a few bytes of code in a
+// second R+X PT_LOAD one page higher in memory.
 func rwSynth(o rwSynthOpts) []byte {
 	if o.typ == 0 {
 		o.typ = elf.ET_EXEC
@@ -216,11 +217,7 @@ func rwSynth(o rwSynthOpts) []byte {
 	strAt := put(strtab, 1)
 	var relaAt uint64
 	if o.rela {
-		var r [24]byte
-		binary.LittleEndian.PutUint64(r[0:], base+0x2000)
-		binary.LittleEndian.PutUint64(r[8:], uint64(elf.R_X86_64_RELATIVE))
-		binary.LittleEndian.PutUint64(r[16:], base+0x1000)
-		relaAt = put(r[:], 8)
+		relaAt = put(make([]byte, 24), 8) // filled in below
 	}
 	noteAt := put([]byte{4, 0, 0, 0, 4, 0, 0, 0, 1, 0, 0, 0, 'G', 'N', 'U', 0, 0, 0, 0, 0}, 4)
 	var dyn []DynEntry
@@ -242,18 +239,20 @@ func rwSynth(o rwSynthOpts) []byte {
 	dynAt := put(dynBytes, 8)
 	roEnd := off + uint64(body.Len())
 
-	// Code page at file offset 0x1000: `xor %edi,%edi; mov $60,%eax; syscall`.
+	// The code follows in the file but is mapped one page higher:
+	// `xor %edi,%edi; mov $60,%eax; syscall`, then a data word that the
+	// RELATIVE relocation fills in.
 	code := []byte{0x31, 0xff, 0xb8, 60, 0, 0, 0, 0x0f, 0x05}
-	for off+uint64(body.Len()) < 0x1000 {
-		body.WriteByte(0)
-	}
-	codeAt := put(code, 1)
-	// A few bytes in a third page so that the RELATIVE target is mapped.
-	for off+uint64(body.Len()) < 0x2000 {
-		body.WriteByte(0)
-	}
-	put(make([]byte, 16), 1)
+	codeAt := put(code, 16)
+	wordAt := put(make([]byte, 8), 8)
 	end := off + uint64(body.Len())
+	codeBias := base + 0x1000 // vaddr - offset in the second PT_LOAD
+	if o.rela {
+		r := body.Bytes()[relaAt-off:]
+		binary.LittleEndian.PutUint64(r[0:], codeBias+wordAt)
+		binary.LittleEndian.PutUint64(r[8:], uint64(elf.R_X86_64_RELATIVE))
+		binary.LittleEndian.PutUint64(r[16:], codeBias+codeAt)
+	}
 
 	progs = append(progs, elf.Prog64{Type: uint32(elf.PT_PHDR), Flags: uint32(elf.PF_R), Off: ehsize,
 		Vaddr: base + ehsize, Paddr: base + ehsize, Filesz: uint64(nph * phdrSize), Memsz: uint64(nph * phdrSize), Align: 8})
@@ -263,8 +262,8 @@ func rwSynth(o rwSynthOpts) []byte {
 	}
 	progs = append(progs, elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R), Off: 0,
 		Vaddr: base, Paddr: base, Filesz: roEnd, Memsz: roEnd, Align: pageSize})
-	progs = append(progs, elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Off: 0x1000,
-		Vaddr: base + 0x1000, Paddr: base + 0x1000, Filesz: end - 0x1000, Memsz: end - 0x1000, Align: pageSize})
+	progs = append(progs, elf.Prog64{Type: uint32(elf.PT_LOAD), Flags: uint32(elf.PF_R | elf.PF_X), Off: codeAt,
+		Vaddr: codeBias + codeAt, Paddr: codeBias + codeAt, Filesz: end - codeAt, Memsz: end - codeAt, Align: pageSize})
 	if !o.noDynamic {
 		progs = append(progs, elf.Prog64{Type: uint32(elf.PT_DYNAMIC), Flags: uint32(elf.PF_R | elf.PF_W), Off: dynAt,
 			Vaddr: base + dynAt, Paddr: base + dynAt, Filesz: uint64(len(dynBytes)), Memsz: uint64(len(dynBytes)), Align: 8})
@@ -277,7 +276,7 @@ func rwSynth(o rwSynthOpts) []byte {
 	var out bytes.Buffer
 	hdr := elf.Header64{
 		Type: uint16(o.typ), Machine: uint16(elf.EM_X86_64), Version: uint32(elf.EV_CURRENT),
-		Entry: base + codeAt, Phoff: ehsize, Ehsize: ehsize, Phentsize: phdrSize, Phnum: uint16(len(progs)),
+		Entry: codeBias + codeAt, Phoff: ehsize, Ehsize: ehsize, Phentsize: phdrSize, Phnum: uint16(len(progs)),
 		Shentsize: 64,
 	}
 	copy(hdr.Ident[:], elf.ELFMAG)
@@ -572,8 +571,12 @@ func TestParseSynthetic(t *testing.T) {
 			if b.Bytes(base, ^uint64(0)) != nil {
 				t.Error("Bytes with an overflowing length is not nil")
 			}
-			if off, ok := b.Offset(base + 0x1001); !ok || off != 0x1001 {
-				t.Errorf("Offset(base+0x1001) = %#x, %v", off, ok)
+			code := b.Loads[1]
+			if off, ok := b.Offset(b.Entry + 1); !ok || off != code.Off+b.Entry+1-code.Vaddr || code.Vaddr-code.Off != base+0x1000 {
+				t.Errorf("Offset(entry+1) = %#x, %v; code segment %+v", off, ok, code)
+			}
+			if _, ok := b.Offset(code.Vaddr + code.Filesz); ok {
+				t.Error("Offset of the end of the last segment succeeded")
 			}
 			if b.IsCode(b.Entry) {
 				t.Error("IsCode is true without sections (it works on sections)")
@@ -657,12 +660,13 @@ func TestParseRealProgram(t *testing.T) {
 	_, readelfErr := exec.LookPath("readelf")
 	cet := []string{"-fcf-protection=full", "-Wl,-z,ibt,-z,shstk"}
 	configs := []struct {
-		name    string
-		flags   []string
-		pie     bool
-		pltSec  bool // .plt.sec expected
-		noPLT   bool // calls go through the GOT
-		cetBits bool
+		name     string
+		flags    []string
+		pie      bool
+		pltSec   bool // .plt.sec expected
+		noPLT    bool // calls go through the GOT
+		cetBits  bool
+		optional bool // skip if the build fails (e.g. no gold linker)
 	}{
 		{name: "pie-O2", flags: []string{"-O2", "-fPIE", "-pie"}, pie: true},
 		{name: "pie-O0", flags: []string{"-O0", "-fPIE", "-pie"}, pie: true},
@@ -674,11 +678,19 @@ func TestParseRealProgram(t *testing.T) {
 		{name: "pie-noplt", flags: []string{"-O2", "-fPIE", "-pie", "-fno-plt"}, pie: true, noPLT: true},
 		{name: "nopie-noplt", flags: []string{"-O2", "-fno-pie", "-no-pie", "-fno-plt"}, noPLT: true},
 		{name: "pie-now-relro", flags: []string{"-O2", "-fPIE", "-pie", "-Wl,-z,now,-z,relro"}, pie: true},
+		{name: "pie-gold", flags: []string{"-O2", "-fPIE", "-pie", "-fuse-ld=gold"}, pie: true, optional: true},
+		{name: "nopie-gold", flags: []string{"-O2", "-fno-pie", "-no-pie", "-fuse-ld=gold"}, optional: true},
+		{name: "pie-gold-ibt", flags: []string{"-O2", "-fPIE", "-pie", "-fuse-ld=gold", "-fcf-protection=full"}, pie: true, optional: true},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
 			t.Parallel()
-			bin := rwBuild(t, t.TempDir(), "prog", rwTestProgram, append([]string{"-pthread"}, cfg.flags...)...)
+			bin, err := rwTryBuild(t.TempDir(), "prog", rwTestProgram, append([]string{"-pthread"}, cfg.flags...)...)
+			if err != nil && cfg.optional {
+				t.Skipf("cannot build this variant here: %v", err)
+			} else if err != nil {
+				t.Fatal(err)
+			}
 			data := rwReadFile(t, bin)
 			b, err := Open(bin)
 			if err != nil {
@@ -966,4 +978,71 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("output is %d bytes, data segment ends at %#x", len(out), l.DataOff+l.DataSize)
 		}
 	})
+}
+
+// rwCorpusDir is FuzzParse's checked-in seed corpus.
+var rwCorpusDir = filepath.Join("testdata", "fuzz", "FuzzParse")
+
+// TestFuzzParseCorpus checks that the seed corpus is present and small.
+// With HGREWRITE_WRITE_CORPUS=1 it regenerates the corpus first (the two
+// compiled seeds need gcc).
+func TestFuzzParseCorpus(t *testing.T) {
+	if os.Getenv("HGREWRITE_WRITE_CORPUS") != "" {
+		rwWriteCorpus(t)
+	}
+	entries, err := os.ReadDir(rwCorpusDir)
+	if err != nil {
+		t.Fatalf("seed corpus: %v", err)
+	}
+	var total int64
+	for _, e := range entries {
+		info, err := e.Info()
+		if err != nil {
+			t.Fatal(err)
+		}
+		total += info.Size()
+		body := rwReadFile(t, filepath.Join(rwCorpusDir, e.Name()))
+		if !bytes.HasPrefix(body, []byte("go test fuzz v1\n[]byte(")) {
+			t.Errorf("%s is not a corpus file for FuzzParse", e.Name())
+		}
+	}
+	if len(entries) < 5 || total > 200<<10 {
+		t.Errorf("seed corpus has %d files, %d bytes; want at least 5 files, at most 200 KiB", len(entries), total)
+	}
+}
+
+func rwWriteCorpus(t *testing.T) {
+	hdr := rwSynth(rwSynthOpts{notes: 2, needed: []string{"libc.so.6"}})[:64]
+	headerOnly := rwPatch(rwPatch(hdr, rwOffPhnum, 2, 0), rwOffPhoff, 8, 0)
+	bogusPhnum := rwPatch(hdr, rwOffPhnum, 2, 0xffff)
+	synth := rwSynth(rwSynthOpts{notes: 2, needed: []string{"libc.so.6"}})
+	outside := rwPatch(synth, rwProgOffset(synth, 3)+32, 8, 1<<40) // R+X PT_LOAD p_filesz
+	seeds := map[string][]byte{
+		"header-only":           headerOnly,
+		"header-bogus-phnum":    bogusPhnum,
+		"truncated-phdrs":       synth[:64+2*phdrSize+20],
+		"synth-exec":            synth,
+		"synth-pie-moved-rela":  rwSynth(rwSynthOpts{typ: elf.ET_DYN, needed: []string{"libc.so.6", "libm.so.6"}, rela: true}),
+		"synth-no-strtab":       rwSynth(rwSynthOpts{notes: 1, noStrtab: true}),
+		"synth-load-outside":    outside,
+		"synth-already-rewrite": rwSynth(rwSynthOpts{notes: 2, needed: []string{NeededEntry}}),
+	}
+	if _, err := exec.LookPath("gcc"); err == nil {
+		dir := t.TempDir()
+		for name, flags := range map[string][]string{
+			"tiny-pie":   {"-Os", "-s", "-Wl,--build-id=none,-z,noseparate-code", "-fPIE", "-pie"},
+			"tiny-nopie": {"-Os", "-s", "-Wl,--build-id=none,-z,noseparate-code", "-fno-pie", "-no-pie"},
+		} {
+			seeds[name] = rwReadFile(t, rwBuild(t, dir, name, rwTinyProgram, flags...))
+		}
+	}
+	if err := os.MkdirAll(rwCorpusDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, data := range seeds {
+		body := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", data)
+		if err := os.WriteFile(filepath.Join(rwCorpusDir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

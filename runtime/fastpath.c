@@ -36,7 +36,11 @@ static char *hg_arena;
 static _Atomic size_t hg_arena_used;
 static struct hg_thread hg_overflow; /* shared, updated atomically, once the arena is full */
 
-__attribute__((target("general-regs-only"))) static struct hg_thread *hg_register(void)
+/* hg_register is the slow path of the entry points. It preserves every
+ * register itself (no_caller_saved_registers), so that calling it does not
+ * make the entry points save all registers on every access. */
+__attribute__((no_caller_saved_registers, target("general-regs-only"), noinline)) static struct hg_thread *
+hg_register(void)
 {
 	size_t off = atomic_fetch_add_explicit(&hg_arena_used, sizeof(struct hg_thread), memory_order_relaxed);
 	if (hg_arena == NULL || off + sizeof(struct hg_thread) > HG_ARENA_BYTES)
