@@ -1,0 +1,233 @@
+package patch
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"hgrewrite/cfg"
+	"hgrewrite/disasm"
+
+	"golang.org/x/arch/x86/x86asm"
+)
+
+const (
+	textAddr   = 0x100000
+	slotAccess = 0x200020
+	slotRange  = 0x200028
+)
+
+type fixture struct {
+	code []byte
+	addr uint64
+	g    *cfg.Graph
+	res  *Result
+}
+
+func build(t *testing.T, pie bool, addr uint64, code []byte, funcSize uint64, opt Options) *fixture {
+	t.Helper()
+	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
+	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: funcSize}}, PIE: pie})
+	read := func(a, n uint64) []byte {
+		if a < addr || a+n > addr+uint64(len(code)) {
+			return nil
+		}
+		return code[a-addr : a-addr+n]
+	}
+	res, err := Rewrite(g, read, Layout{TextAddr: textAddr, SlotAccess: slotAccess, SlotRange: slotRange, PIE: pie}, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{code, addr, g, res}
+}
+
+// trampoline decodes the trampoline code reached from the patch at from.
+func (f *fixture) trampoline(t *testing.T, from uint64) []x86asm.Inst {
+	t.Helper()
+	var p *Patch
+	for i := range f.res.Patches {
+		if f.res.Patches[i].Addr == from {
+			p = &f.res.Patches[i]
+		}
+	}
+	if p == nil || p.Bytes[0] != 0xe9 {
+		t.Fatalf("no jmp32 patch at %#x: %+v", from, f.res.Patches)
+	}
+	for _, b := range p.Bytes[5:] {
+		if b != 0xcc {
+			t.Errorf("rest of the block not filled with int3: % x", p.Bytes)
+		}
+	}
+	to := uint64(int64(from+5) + int64(int32(binary.LittleEndian.Uint32(p.Bytes[1:]))))
+	var out []x86asm.Inst
+	for off := to - textAddr; off < uint64(len(f.res.Text)); {
+		in, err := x86asm.Decode(f.res.Text[off:], 64)
+		if err != nil {
+			t.Fatalf("trampoline does not decode at %#x: %v", textAddr+off, err)
+		}
+		in.PCRelOff = int(textAddr + off) // remember the address
+		out = append(out, in)
+		off += uint64(in.Len)
+		if in.Op == x86asm.RET || in.Op == x86asm.JMP && target(in) < textAddr {
+			break // back to original code
+		}
+	}
+	return out
+}
+
+// target returns the absolute target of a relative branch or RIP operand.
+func target(in x86asm.Inst) uint64 {
+	next := uint64(in.PCRelOff + in.Len)
+	for _, a := range in.Args {
+		switch a := a.(type) {
+		case x86asm.Rel:
+			return uint64(int64(next) + int64(a))
+		case x86asm.Mem:
+			if a.Base == x86asm.RIP {
+				return uint64(int64(next) + int64(int32(a.Disp)))
+			}
+		}
+	}
+	return 0
+}
+
+func TestRelocatedBlock(t *testing.T) {
+	// f: mov (%rdi),%eax; add 0x10(%rip),%eax; jne +0; call f; ...
+	code := []byte{
+		0x8b, 0x07, // 1000 mov (%rdi),%eax
+		0x03, 0x05, 0x10, 0x00, 0x00, 0x00, // 1002 add 0x10(%rip),%eax -> 0x1018
+		0x75, 0x05, // 1008 jne 100f
+		0xe8, 0xf1, 0xff, 0xff, 0xff, // 100a call 1000
+		0xc3, // 100f ret
+	}
+	for _, pie := range []bool{false, true} {
+		f := build(t, pie, 0x1000, code, uint64(len(code)), Options{})
+		if f.res.Stats.Instrumented != 2 || f.res.Stats.Tactics["jmp32"] != 1 {
+			t.Fatalf("stats: %+v", f.res.Stats)
+		}
+		tr := f.trampoline(t, 0x1000)
+		var calls, accessArgs int
+		var sawAdd, sawJne bool
+		for _, in := range tr {
+			switch {
+			case in.Op == x86asm.CALL && target(in) == slotAccess:
+				calls++
+			case in.Op == x86asm.MOV && in.Args[0] == x86asm.RSI:
+				info := uint64(in.Args[1].(x86asm.Imm))
+				if uint32(info) != 0x1000 && uint32(info) != 0x1002 || info>>32&0xffff != 4 || info>>48 != InfoRead {
+					t.Errorf("info word %#x", info)
+				}
+				accessArgs++
+			case in.Op == x86asm.LEA && in.Args[0] == x86asm.RDI:
+				if m := in.Args[1].(x86asm.Mem); m.Base == x86asm.RIP && target(in) != 0x1018 {
+					t.Errorf("lea of the RIP operand points at %#x, want 0x1018", target(in))
+				}
+			case in.Op == x86asm.ADD && in.Args[0] == x86asm.EAX:
+				sawAdd = target(in) == 0x1018
+			case in.Op == x86asm.JNE:
+				sawJne = target(in) == 0x100f
+			}
+		}
+		if calls != 2 || accessArgs != 2 || !sawAdd || !sawJne {
+			t.Errorf("pie=%v: %d runtime calls, %d info words, add relocated %v, jne relocated %v", pie, calls, accessArgs, sawAdd, sawJne)
+		}
+		// The trampoline ends in a jump back to the fall-through (the call
+		// is the next block's, since calls end blocks).
+		if last := tr[len(tr)-1]; last.Op != x86asm.JMP || target(last) != 0x100a {
+			t.Errorf("pie=%v: trampoline ends with %v to %#x, want jmp 0x100a", pie, last.Op, target(last))
+		}
+	}
+}
+
+func TestRelocatedCallPushesOriginalReturn(t *testing.T) {
+	code := []byte{
+		0x48, 0x8b, 0x07, // 1000 mov (%rdi),%rax
+		0xe8, 0xf8, 0xff, 0xff, 0xff, // 1003 call 1000
+		0xc3, // 1008 ret
+	}
+	f := build(t, false, 0x1000, code, uint64(len(code)), Options{})
+	tr := f.trampoline(t, 0x1000)
+	n := len(tr)
+	if tr[n-2].Op != x86asm.PUSH || uint64(tr[n-2].Args[0].(x86asm.Imm)) != 0x1008 || tr[n-1].Op != x86asm.JMP || target(tr[n-1]) != 0x1000 {
+		t.Errorf("non-PIE call relocation: %v / %v", tr[n-2], tr[n-1])
+	}
+	f = build(t, true, 0x1000, code, uint64(len(code)), Options{})
+	tr = f.trampoline(t, 0x1000)
+	found := false
+	for _, in := range tr {
+		if in.Op == x86asm.LEA && in.Args[0] == x86asm.RAX && target(in) == 0x1008 {
+			found = true
+		}
+	}
+	if !found || tr[len(tr)-1].Op != x86asm.JMP || target(tr[len(tr)-1]) != 0x1000 {
+		t.Errorf("PIE call relocation does not push 0x1008 and jump to 0x1000: %v", tr)
+	}
+}
+
+func TestLoopAndStackSkip(t *testing.T) {
+	code := []byte{
+		0x48, 0x8b, 0x04, 0x24, // 1000 mov (%rsp),%rax: stack, skipped
+		0x48, 0x03, 0x06, // 1004 add (%rsi),%rax
+		0xe2, 0xf7, // 1007 loop 1000
+		0xc3, // 1009 ret
+	}
+	f := build(t, true, 0x1000, code, uint64(len(code)), Options{})
+	if f.res.Stats.Skipped[skipStack] != 1 || f.res.Stats.Instrumented != 1 {
+		t.Fatalf("stats: %+v", f.res.Stats)
+	}
+	tr := f.trampoline(t, 0x1000)
+	var sawLoop bool
+	for i, in := range tr {
+		if in.Op == x86asm.LOOP {
+			// loop +2; jmp +5; jmp 0x1000
+			sawLoop = target(in) == uint64(tr[i+2].PCRelOff) && tr[i+1].Op == x86asm.JMP && target(tr[i+2]) == 0x1000
+		}
+	}
+	if !sawLoop {
+		t.Errorf("loop not relocated as loop/jmp/jmp: %v", tr)
+	}
+	f = build(t, true, 0x1000, code, uint64(len(code)), Options{InstrumentStack: true})
+	if f.res.Stats.Instrumented != 2 {
+		t.Errorf("--instrument-stack: %+v", f.res.Stats)
+	}
+	for _, in := range f.trampoline(t, 0x1000) {
+		if in.Op == x86asm.LEA && in.Args[0] == x86asm.RDI {
+			if m := in.Args[1].(x86asm.Mem); m.Base == x86asm.RSP && m.Disp != savedBytes {
+				t.Errorf("rsp-based address not corrected for the saved registers: %v", in)
+			}
+		}
+	}
+}
+
+func TestShortBlockIsland(t *testing.T) {
+	code := []byte{
+		0xeb, 0x02, // 1000 jmp 1004
+		0x8b, 0x07, // 1002 mov (%rdi),%eax: a 2-byte block (target of the jns)
+		0xff, 0xce, // 1004 dec %esi
+		0x79, 0xfa, // 1006 jns 1002
+		0xc3,                         // 1008 ret
+		0x0f, 0x1f, 0x80, 0, 0, 0, 0, // 1009 nopl: padding for the island
+	}
+	f := build(t, true, 0x1000, code, 9, Options{})
+	if f.res.Stats.Tactics["jmp8+island"] != 1 || f.res.Stats.Instrumented != 1 {
+		t.Fatalf("stats: %+v", f.res.Stats)
+	}
+	var jmp8, island *Patch
+	for i := range f.res.Patches {
+		switch p := &f.res.Patches[i]; p.Addr {
+		case 0x1002:
+			jmp8 = p
+		case 0x1009:
+			island = p
+		}
+	}
+	if jmp8 == nil || island == nil || jmp8.Bytes[0] != 0xeb || 0x1004+uint64(int8(jmp8.Bytes[1])) != 0x1009 || island.Bytes[0] != 0xe9 {
+		t.Fatalf("patches: %+v", f.res.Patches)
+	}
+}
+
+func TestInfo(t *testing.T) {
+	i := Info(0x401136, 8, InfoWrite|InfoAtomic)
+	if uint32(i) != 0x401136 || i>>32&0xffff != 8 || i>>48 != InfoWrite|InfoAtomic {
+		t.Errorf("Info = %#x", i)
+	}
+}
