@@ -121,6 +121,7 @@ func Decode(b []byte, addr uint64) Inst {
 		if name == "endbr64" || name == "endbr32" || name == "hintnop" {
 			in.Kind = Nop
 		}
+		fallbackOperand(&in, b[:n], ModRMOffset(b[:n]), fallbackAccess[name])
 		return in
 	}
 	x, err := x86asm.Decode(b, 64)
@@ -130,18 +131,16 @@ func Decode(b []byte, addr uint64) Inst {
 	if n, ok := group7RegLength(b); ok {
 		return Inst{Addr: addr, Len: uint8(n)}
 	}
-	if n, memOp, ok := xopLength(b); ok {
+	if n, modrm, ok := xopLength(b); ok {
 		in := Inst{Addr: addr, Len: uint8(n)}
-		if memOp {
-			in.Flags |= HasMem | Unsupported
-			in.Mem = MemOp{Access: Read, Size: 1}
-		}
+		fallbackOperand(&in, b[:n], modrm, fallbackAccess["xop"])
 		return in
 	}
 	if n, addr32 := stripPrefixesBeforeVEX(b); n > 0 {
 		x, err := x86asm.Decode(b[n:], 64)
 		if err == nil && x.Op != 0 && x.Len != 0 && x.Len+n <= 15 {
-			in := fromX86(&x, b[n:], addr)
+			in := fromX86(&x, b[n:], addr+uint64(n)) // targets count from the real end
+			in.Addr = addr
 			in.Len += uint8(n)
 			if in.DispOff != 0 {
 				in.DispOff += uint8(n)
@@ -255,6 +254,8 @@ func kindOf(x *x86asm.Inst) Kind {
 		return Jcc
 	case x86asm.CALL:
 		return Call
+	case x86asm.XBEGIN:
+		return Jcc // falls through, or continues at the abort handler
 	case x86asm.RET, x86asm.LRET, x86asm.IRET, x86asm.IRETD, x86asm.IRETQ:
 		return Ret
 	case x86asm.UD2, x86asm.UD1, x86asm.UD0, x86asm.HLT:
@@ -297,9 +298,9 @@ func describeMem(x *x86asm.Inst, in *Inst) {
 		acc |= Atomic
 	}
 	in.Flags |= HasMem
-	in.Mem = MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: memDisp(m), Access: acc, Size: uint16(x.MemBytes)}
+	in.Mem = MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: memDisp(x, m), Access: acc, Size: uint16(x.MemBytes)}
 	if in.Mem.Size == 0 {
-		in.Mem.Size = 1
+		in.Mem.Size = implicitSize(x.Op)
 	}
 	switch {
 	case m.Segment == x86asm.FS || m.Segment == x86asm.GS:
@@ -309,20 +310,20 @@ func describeMem(x *x86asm.Inst, in *Inst) {
 	case m.Base == x86asm.RBP:
 		in.Flags |= FrameMem
 	}
-	if x.AddrSize != 64 || isVector(m.Index) || (m.Base != 0 && m.Base != x86asm.RIP && !isGPR64(m.Base)) {
+	// x86asm leaves AddrSize 0 on VEX/EVEX instructions: that is 64-bit.
+	if x.AddrSize != 64 && x.AddrSize != 0 || isVector(m.Index) || (m.Base != 0 && m.Base != x86asm.RIP && !isGPR64(m.Base)) {
 		in.Flags |= Unsupported
 	}
 }
 
-// memDisp returns the operand's displacement as the CPU uses it. x86asm
-// keeps a disp32 zero-extended; with a base or index register (RIP
-// included) it is sign-extended. Without either it is an absolute address
-// (disp32 or a movabs moffs64), kept as it is.
-func memDisp(m x86asm.Mem) int64 {
-	if m.Base != 0 || m.Index != 0 {
-		return int64(int32(m.Disp))
+// memDisp returns the operand's displacement as the CPU uses it: x86asm
+// keeps a disp32 zero-extended, the CPU sign-extends it; only the moffs64 of
+// movabs (opcodes a0-a3) is a full 64-bit address.
+func memDisp(x *x86asm.Inst, m x86asm.Mem) int64 {
+	if op := x.Opcode >> 24; m.Base == 0 && m.Index == 0 && op >= 0xa0 && op <= 0xa3 {
+		return m.Disp // movabs moffs64: a full 64-bit address
 	}
-	return m.Disp
+	return int64(int32(m.Disp))
 }
 
 func isGPR64(r x86asm.Reg) bool { return r >= x86asm.RAX && r <= x86asm.R15 }
@@ -410,6 +411,7 @@ func describeString(x *x86asm.Inst, in *Inst, s int) {
 var opAccess = buildOpAccess()
 
 const (
+	accRead  = 0xfc // reads its only (memory) operand: mul, div, fld, push, call
 	accNone  = 0xff // no memory access at all (lea, nop, prefetch)
 	accStore = 0xfe // writes a memory destination without reading it
 	accCmp   = 0xfd // reads a memory destination only
@@ -434,9 +436,25 @@ func buildOpAccess() map[x86asm.Op]uint8 {
 			m[op] = accCmp
 		case isStoreOp(name):
 			m[op] = accStore
+		case isReadOnlyOp(name):
+			m[op] = accRead
 		}
 	}
 	return m
+}
+
+// isReadOnlyOp lists instructions whose single explicit operand is a
+// source even though it is argument 0.
+func isReadOnlyOp(name string) bool {
+	switch name {
+	case "PUSH", "CALL", "JMP", "MUL", "IMUL", "DIV", "IDIV", "FLD", "FILD", "FBLD", "FLDCW",
+		"FLDENV", "FRSTOR", "FXRSTOR", "FXRSTOR64", "XRSTOR", "XRSTOR64", "XRSTORS", "XRSTORS64",
+		"LDMXCSR", "VLDMXCSR", "FADD", "FSUB", "FSUBR", "FMUL", "FDIV", "FDIVR", "FIADD", "FISUB",
+		"FISUBR", "FIMUL", "FIDIV", "FIDIVR", "VERR", "VERW", "LGDT", "LIDT", "LLDT", "LMSW", "LTR",
+		"PTWRITE":
+		return true
+	}
+	return false
 }
 
 func isStoreOp(name string) bool {
@@ -456,6 +474,24 @@ func isStoreOp(name string) bool {
 		strings.HasPrefix(name, "VCOMPRESS") || strings.HasPrefix(name, "VPCOMPRESS")
 }
 
+// implicitSize gives the operand size of instructions for which x86asm
+// reports none.
+func implicitSize(op x86asm.Op) uint16 {
+	switch op {
+	case x86asm.FLD, x86asm.FSTP, x86asm.FBLD, x86asm.FBSTP:
+		return 10 // m80
+	case x86asm.FXSAVE, x86asm.FXSAVE64, x86asm.FXRSTOR, x86asm.FXRSTOR64,
+		x86asm.XSAVE, x86asm.XSAVE64, x86asm.XSAVEOPT, x86asm.XSAVEOPT64,
+		x86asm.XRSTOR, x86asm.XRSTOR64:
+		return 512 // the legacy area, at least
+	case x86asm.FNSTENV, x86asm.FLDENV:
+		return 28
+	case x86asm.FNSAVE, x86asm.FRSTOR:
+		return 108
+	}
+	return 1
+}
+
 // accessOf says how op uses the memory operand at argument position idx
 // (Intel order: the destination is argument 0).
 func accessOf(op x86asm.Op, idx int) Access {
@@ -471,8 +507,7 @@ func accessOf(op x86asm.Op, idx int) Access {
 		return Read
 	}
 	if idx == 0 {
-		switch op {
-		case x86asm.PUSH, x86asm.CALL, x86asm.JMP:
+		if opAccess[op] == accRead {
 			return Read
 		}
 		return Read | Write

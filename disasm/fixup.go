@@ -158,6 +158,24 @@ func special(b []byte) (name string, length int, ok bool) {
 		return "rdpid", e.opEnd + 1, true
 	case !e.vex && e.opMap == 1 && e.op == 0xc7 && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 >= 6:
 		return "rdrand/rdseed", e.opEnd + 1, true
+	case !e.vex && e.opMap == 2 && e.opEnd < len(b) && b[e.opEnd]>>6 != 3 &&
+		(e.op == 0xf6 && !hasPrefix(b[:e.prefixEnd], 0x66) && !hasPrefix(b[:e.prefixEnd], 0xf3) ||
+			e.op == 0xf5 && hasPrefix(b[:e.prefixEnd], 0x66) || e.op == 0xf9 && e.prefixEnd == 0):
+		// wrss (0f 38 f6), wruss (66 0f 38 f5), movdiri (0f 38 f9): memory stores
+		n, ok := modrmLen(b[e.opEnd:])
+		if !ok {
+			return "", 0, false
+		}
+		if e.op == 0xf9 {
+			return "movdiri", e.opEnd + n, true
+		}
+		return "wrss", e.opEnd + n, true
+	case !e.vex && e.opMap == 1 && e.op == 0x01 && e.opEnd < len(b) && b[e.opEnd]>>6 != 3 && (b[e.opEnd]>>3)&7 == 5 && hasPrefix(b[:e.prefixEnd], 0xf3):
+		n, ok := modrmLen(b[e.opEnd:])
+		if !ok {
+			return "", 0, false
+		}
+		return "rstorssp", e.opEnd + n, true
 	case !e.vex && e.opMap == 1 && e.op == 0xae && e.opEnd < len(b) && b[e.opEnd]>>6 == 3 && (b[e.opEnd]>>3)&7 == 5 && hasPrefix(b[:e.prefixEnd], 0xf3):
 		return "incssp", e.opEnd + 1, true // CET shadow stack (glibc's longjmp)
 	case !e.vex && e.opMap == 1 && (e.op == 0xa6 || e.op == 0xa7) && e.opEnd < len(b) && b[e.opEnd]>>6 == 3:
@@ -184,18 +202,18 @@ func special(b []byte) (name string, length int, ok bool) {
 // xopLength returns the length of an AMD XOP instruction (8f with a map
 // select of 8 or more), which x86asm does not decode: 8f, two payload
 // bytes, opcode, ModRM with SIB and displacement, then an imm8 in map 8 or
-// an imm32 in map 10. memOp reports a memory (not register) operand.
-func xopLength(b []byte) (n int, memOp bool, ok bool) {
+// an imm32 in map 10. modrm is the offset of the ModRM byte.
+func xopLength(b []byte) (n, modrm int, ok bool) {
 	i := 0
 	for i < len(b) && i < 14 && legacyPrefix(b[i]) {
 		i++
 	}
 	if i+4 >= len(b) || b[i] != 0x8f || b[i+1]&0x1f < 8 {
-		return 0, false, false
+		return 0, 0, false
 	}
 	m, ok := modrmLen(b[i+4:])
 	if !ok {
-		return 0, false, false
+		return 0, 0, false
 	}
 	n = i + 4 + m
 	switch b[i+1] & 0x1f {
@@ -204,7 +222,7 @@ func xopLength(b []byte) (n int, memOp bool, ok bool) {
 	case 10:
 		n += 4
 	}
-	return n, b[i+4]>>6 != 3, n <= len(b) && n <= 15
+	return n, i + 4, n <= len(b) && n <= 15
 }
 
 // group7RegLength returns the length of a register-form 0f 01 instruction
@@ -219,8 +237,8 @@ func group7RegLength(b []byte) (int, bool) {
 }
 
 // stripPrefixesBeforeVEX handles legacy prefixes in front of a VEX prefix
-// (67 or segment overrides, which assemblers use as padding), which x86asm
-// rejects: it returns how many such prefixes there are when a VEX prefix
+// (67 or segment overrides, which assemblers use as padding) or EVEX,
+// which x86asm rejects: it returns how many such prefixes there are when a VEX prefix
 // follows them, and whether one of them is the address-size override.
 func stripPrefixesBeforeVEX(b []byte) (n int, addr32 bool) {
 	for n < len(b) && n < 14 {
@@ -229,7 +247,7 @@ func stripPrefixesBeforeVEX(b []byte) (n int, addr32 bool) {
 			addr32 = true
 		case 0x2e, 0x36, 0x3e, 0x26, 0x64, 0x65:
 		default:
-			if b[n] == 0xc4 || b[n] == 0xc5 {
+			if b[n] == 0xc4 || b[n] == 0xc5 || b[n] == 0x62 {
 				return n, addr32
 			}
 			return 0, false
@@ -237,6 +255,30 @@ func stripPrefixesBeforeVEX(b []byte) (n int, addr32 bool) {
 		n++
 	}
 	return 0, false
+}
+
+// fallbackAccess says what the instructions decoded here (not by x86asm)
+// do with a ModRM memory operand.
+var fallbackAccess = map[string]Access{
+	"adox": Read, "adcx": Read, "wrss": Write, "movdiri": Write, "rstorssp": Read | Write, "xop": Read,
+}
+
+// fallbackOperand describes the ModRM memory operand at b[modrm] of an
+// instruction decoded here: it is marked Unsupported (its registers are not
+// decoded, so it is not instrumented) but a RIP-relative displacement is
+// located, so that the instruction can still be relocated.
+func fallbackOperand(in *Inst, b []byte, modrm int, acc Access) {
+	if acc == 0 || modrm < 0 || modrm >= len(b) || b[modrm]>>6 == 3 {
+		return
+	}
+	in.Flags |= HasMem | Unsupported
+	in.Mem = MemOp{Access: acc, Size: 8}
+	if b[modrm]>>6 == 0 && b[modrm]&7 == 5 && modrm+5 <= len(b) {
+		disp := int32(uint32(b[modrm+1]) | uint32(b[modrm+2])<<8 | uint32(b[modrm+3])<<16 | uint32(b[modrm+4])<<24)
+		in.Flags |= RIPRel
+		in.DispOff = uint8(modrm + 1)
+		in.Target = uint64(int64(in.Addr) + int64(in.Len) + int64(disp))
+	}
 }
 
 func hasPrefix(prefixes []byte, p byte) bool {
@@ -256,6 +298,11 @@ func fixRIPBase(inst *x86asm.Inst, b []byte) int {
 		if inst.PCRelOff > 0 && isRIPMem(inst) {
 			return inst.PCRelOff
 		}
+		return -1
+	}
+	// Only the VEX/EVEX decoder drops the base; for legacy encodings
+	// PCRel is authoritative (and a movabs moffs64 has no ModRM at all).
+	if e, ok := scanEncoding(b[:inst.Len]); !ok || !e.vex {
 		return -1
 	}
 	off := ripRelDispOffset(b[:inst.Len])

@@ -85,6 +85,12 @@ func (b *builder) relocateJcc(buf []byte, in *disasm.Inst, orig []byte) ([]byte,
 		buf = append(buf, 0x0f, 0x80|c&0x0f, 0, 0, 0, 0)
 	case c == 0x0f && op+1 < len(orig) && orig[op+1]&0xf0 == 0x80:
 		buf = append(buf, 0x0f, orig[op+1], 0, 0, 0, 0)
+	case c == 0xc7 && op+1 < len(orig) && orig[op+1] == 0xf8: // xbegin rel32 (or rel16 with 66: not emitted by compilers)
+		if len(orig)-op != 6 {
+			return buf, fmt.Errorf("xbegin form at %#x", in.Addr)
+		}
+		buf = append(buf, orig[:op+2]...)
+		buf = append(buf, 0, 0, 0, 0)
 	case c >= 0xe0 && c <= 0xe3: // loopne, loope, loop, jrcxz
 		buf = append(buf, orig[:len(orig)-1]...)
 		buf = append(buf, 2, 0xeb, 5) // taken: skip the short jump; not taken: jump over the long one
