@@ -139,6 +139,9 @@ func (b *Binary) validate() error {
 	switch f.Type {
 	case elf.ET_EXEC:
 	case elf.ET_DYN:
+		if !hasInterp && b.isStaticPIE() {
+			return errorf("statically linked executable (static PIE): not supported, the runtime is loaded as a shared library (link dynamically)")
+		}
 		if !hasInterp {
 			return errorf("shared library, not an executable (shared libraries are not supported yet)")
 		}
@@ -157,6 +160,26 @@ func (b *Binary) validate() error {
 		return errorf("corrupted ELF file (no loadable segment)")
 	}
 	return nil
+}
+
+// isStaticPIE tells a static PIE (ET_DYN, no interpreter, DF_1_PIE) from a
+// shared library.
+func (b *Binary) isStaticPIE() bool {
+	const df1PIE = 0x08000000
+	raw, _, err := b.dynamicBytes()
+	if err != nil {
+		return false
+	}
+	for i := 0; i+16 <= len(raw); i += 16 {
+		tag := elf.DynTag(binary.LittleEndian.Uint64(raw[i:]))
+		if tag == elf.DT_NULL {
+			break
+		}
+		if tag == elf.DT_FLAGS_1 && binary.LittleEndian.Uint64(raw[i+8:])&df1PIE != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Offset maps a virtual address to its file offset.
@@ -289,7 +312,11 @@ func cString(tab []byte, off uint64) (string, bool) {
 }
 
 func (b *Binary) readSymbols() error {
-	seen := map[uint64]bool{}
+	type symKey struct {
+		addr uint64
+		name string
+	}
+	seen := map[symKey]bool{}
 	add := func(syms []elf.Symbol) {
 		for _, s := range syms {
 			typ := elf.ST_TYPE(s.Info)
@@ -299,7 +326,7 @@ func (b *Binary) readSymbols() error {
 			if typ != elf.STT_FUNC && typ != elf.STT_OBJECT && typ != elf.STT_GNU_IFUNC && typ != elf.STT_NOTYPE {
 				continue
 			}
-			key := s.Value ^ uint64(len(s.Name))<<48
+			key := symKey{s.Value, s.Name}
 			if seen[key] {
 				continue
 			}

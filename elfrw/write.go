@@ -159,7 +159,38 @@ func (b *Binary) Write(l *Layout, text []byte, retStub uint64, patches []CodePat
 	if err := b.writeProgHeaders(out, l, dataOff, uint64(len(data)), textOff, uint64(len(text))); err != nil {
 		return nil, err
 	}
+	b.repointSections(out, l, dataOff)
 	return out, nil
+}
+
+// repointSections updates the section headers of .dynamic, .dynstr and
+// (PIE) .rela.dyn to their new copies, so that readelf, objdump and
+// debuggers show what the loader uses.
+func (b *Binary) repointSections(out []byte, l *Layout, dataOff uint64) {
+	shoff := binary.LittleEndian.Uint64(b.Data[40:48])
+	strAddr, _ := b.DynVal(elf.DT_STRTAB)
+	relaAddr, hasRela := b.DynVal(elf.DT_RELA)
+	for i, s := range b.F.Sections {
+		var addr, size uint64
+		switch {
+		case s.Type == elf.SHT_DYNAMIC:
+			addr, size = l.dynAddr, l.dynSize
+		case s.Type == elf.SHT_STRTAB && s.Addr == strAddr && s.Addr != 0:
+			addr, size = l.strAddr, l.strSize
+		case b.PIE && hasRela && s.Type == elf.SHT_RELA && s.Addr == relaAddr:
+			addr, size = l.relaAddr, l.relaSize
+		default:
+			continue
+		}
+		h := shoff + uint64(i)*64
+		if h+64 > uint64(len(out)) {
+			return
+		}
+		le := binary.LittleEndian
+		le.PutUint64(out[h+16:], addr)                    // sh_addr
+		le.PutUint64(out[h+24:], dataOff+addr-l.DataAddr) // sh_offset
+		le.PutUint64(out[h+32:], size)                    // sh_size
+	}
 }
 
 // alignCongruent returns the smallest offset >= off with offset ≡ addr
@@ -194,16 +225,19 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 	copy(str, b.dynstr())
 	copy(str[l.needOff:], NeededEntry)
 
-	// .rela.dyn: the old entries, then RELATIVE entries for the two slots.
+	// .rela.dyn: RELATIVE entries for the two slots first, then the old
+	// entries. First, because IRELATIVE resolvers in the program run while
+	// the loader walks this table, and they may already be instrumented.
 	if b.PIE {
 		rela := d[l.relaAddr-l.DataAddr:]
-		n := copy(rela, b.relaDyn())
+		n := 0
 		for _, slot := range []uint64{l.SlotAccess(), l.SlotRange()} {
 			le.PutUint64(rela[n:], slot)
 			le.PutUint64(rela[n+8:], uint64(elf.R_X86_64_RELATIVE))
 			le.PutUint64(rela[n+16:], retStub)
 			n += 24
 		}
+		copy(rela[n:], b.relaDyn())
 	}
 
 	// .dynamic: our DT_NEEDED first so that the runtime's symbols interpose.
@@ -223,6 +257,10 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 		case elf.DT_RELASZ:
 			if b.PIE {
 				e.Val = l.relaSize
+			}
+		case elf.DT_RELACOUNT:
+			if b.PIE {
+				e.Val += 2 // the leading RELATIVE entries now include the slots'
 			}
 		}
 		dyn = append(dyn, e)

@@ -226,7 +226,6 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 			t.Error("PT_PHDR is not the first program header")
 		}
 	}
-	kept := 0
 	for _, p := range in.Progs {
 		if p.Type == elf.PT_NOTE || p.Type == elf.PT_GNU_PROPERTY || p.Type == elf.PT_DYNAMIC || p.Type == elf.PT_PHDR {
 			continue
@@ -234,7 +233,6 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 		if !slices.ContainsFunc(f.Progs, func(q *elf.Prog) bool { return q.ProgHeader == p.ProgHeader }) {
 			t.Errorf("program header %+v lost", p.ProgHeader)
 		}
-		kept++
 	}
 
 	// Dynamic section.
@@ -293,6 +291,10 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 		switch {
 		case e.Tag == elf.DT_STRTAB || e.Tag == elf.DT_STRSZ:
 		case b.PIE && (e.Tag == elf.DT_RELA || e.Tag == elf.DT_RELASZ):
+		case b.PIE && e.Tag == elf.DT_RELACOUNT:
+			if g.Val != e.Val+2 {
+				t.Errorf("DT_RELACOUNT = %d, was %d; the two slot relocations lead the table", g.Val, e.Val)
+			}
 		case g.Val != e.Val:
 			t.Errorf("dynamic entry %v: %#x, was %#x", e.Tag, g.Val, e.Val)
 		}
@@ -310,13 +312,14 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 		if relaSize != oldRelaSz+48 {
 			t.Errorf("DT_RELASZ = %d, want %d + 48", relaSize, oldRelaSz)
 		}
+		// The slots' RELATIVE entries come first (IRELATIVE resolvers run
+		// while the loader walks the table), then the old entries.
 		rela := rwVRead(t, f, out, relaAddr, relaSize)
-		if !bytes.Equal(rela[:oldRelaSz], b.relaDyn()) {
-			t.Error("new .rela.dyn does not start with the old entries")
+		if !bytes.Equal(rela[48:], b.relaDyn()) {
+			t.Error("new .rela.dyn does not continue with the old entries")
 		}
-		tail := rela[len(rela)-48:]
 		for i, slot := range []uint64{l.SlotAccess(), l.SlotRange()} {
-			r := tail[i*24:]
+			r := rela[i*24:]
 			if le.Uint64(r) != slot || elf.R_X86_64(le.Uint64(r[8:])) != elf.R_X86_64_RELATIVE || le.Uint64(r[16:]) != l.TextAddr {
 				t.Errorf("relocation %d for slot %#x: %x", i, slot, r[:24])
 			}
@@ -345,9 +348,47 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 		}
 	}
 
-	// Everything outside the note, the program header table and the new
-	// segments is unchanged.
+	// Section headers of .dynamic, .dynstr and (PIE) .rela.dyn describe the
+	// new copies; every other section header is unchanged.
+	shoff := le.Uint64(b.Data[rwOffShoff:])
+	for i, s := range in.Sections {
+		h := int(shoff) + i*64
+		got, was := out[h:h+64], b.Data[h:h+64]
+		var wantAddr, wantSize uint64
+		switch {
+		case s.Type == elf.SHT_DYNAMIC:
+			wantAddr, wantSize = l.dynAddr, l.dynSize
+		case s.Name == ".dynstr":
+			wantAddr, wantSize = strAddr, strSize
+		case b.PIE && s.Type == elf.SHT_RELA && s.Addr == oldRela && oldRela != 0:
+			wantAddr, wantSize = val(elf.DT_RELA), val(elf.DT_RELASZ)
+		default:
+			if !bytes.Equal(got, was) {
+				t.Errorf("section header %d (%s) changed", i, s.Name)
+			}
+			continue
+		}
+		ns := f.Sections[i]
+		if ns.Addr != wantAddr || ns.Size != wantSize || ns.Offset != data.Off+wantAddr-data.Vaddr {
+			t.Errorf("section %s: addr %#x size %#x offset %#x; want the new copy at %#x size %#x", s.Name, ns.Addr, ns.Size, ns.Offset, wantAddr, wantSize)
+		}
+		if ns.Name != s.Name || ns.Type != s.Type || ns.Flags != s.Flags || ns.Link != s.Link || ns.Entsize != s.Entsize {
+			t.Errorf("section %s: other header fields changed", s.Name)
+		}
+	}
+	if s := f.Section(".dynamic"); s != nil {
+		raw, err := s.Data()
+		if err != nil || len(rwDynEntries(raw)) != len(dyn) {
+			t.Errorf(".dynamic section data: %d entries, %v; want %d", len(rwDynEntries(raw)), err, len(dyn))
+		}
+	}
+
+	// Everything outside the note, the program and section header tables
+	// and the new segments is unchanged.
 	prefix := slices.Clone(out[:len(b.Data)])
+	if n := uint64(len(in.Sections)) * 64; shoff != 0 && shoff+n <= uint64(len(prefix)) {
+		copy(prefix[shoff:], b.Data[shoff:shoff+n])
+	}
 	if !wantMoved {
 		copy(prefix[phoff:], b.Data[phoff:phoff+phnum*phdrSize])
 	} else {
@@ -375,7 +416,7 @@ func rwRunBoth(t *testing.T, dir, orig string, out []byte) {
 	if err := os.Chmod(rewritten, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	run := func(path string) (string, int, string) {
+	run := func(path string) (string, int, string, error) {
 		cmd := exec.Command(path, "arg")
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -383,14 +424,18 @@ func rwRunBoth(t *testing.T, dir, orig string, out []byte) {
 		code := 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("running %s: %v", path, err)
+			code, err = ee.ExitCode(), nil
 		}
-		return stdout.String(), code, stderr.String()
+		return stdout.String(), code, stderr.String(), err
 	}
-	wantOut, wantCode, _ := run(orig)
-	gotOut, gotCode, gotErr := run(rewritten)
+	wantOut, wantCode, _, err := run(orig)
+	if err != nil {
+		t.Skipf("cannot run programs from the temporary directory (noexec mount?): %v", err)
+	}
+	gotOut, gotCode, gotErr, err := run(rewritten)
+	if err != nil {
+		t.Fatalf("the kernel refuses to run the rewritten program: %v", err)
+	}
 	if gotOut != wantOut || gotCode != wantCode {
 		t.Errorf("rewritten program: exit %d, stdout %q, stderr %q; original: exit %d, stdout %q",
 			gotCode, gotOut, gotErr, wantCode, wantOut)
@@ -399,6 +444,15 @@ func rwRunBoth(t *testing.T, dir, orig string, out []byte) {
 		t.Errorf("original program did not run normally: exit %d, stdout %q", wantCode, wantOut)
 	}
 	t.Logf("rewritten program: exit %d, stdout %q", gotCode, gotOut)
+
+	// readelf, which reads the section headers, sees the new dynamic
+	// section too.
+	if _, err := exec.LookPath("readelf"); err == nil {
+		d, err := exec.Command("readelf", "-dW", rewritten).CombinedOutput()
+		if err != nil || !strings.Contains(string(d), "Shared library: ["+NeededEntry+"]") || strings.Contains(string(d), "Warning") {
+			t.Errorf("readelf -dW on the rewritten program (%v):\n%s", err, d)
+		}
+	}
 
 	// The loader really loaded the dummy runtime from $ORIGIN.
 	cmd := exec.Command(rewritten)
@@ -444,6 +498,7 @@ func TestWriteRealProgram(t *testing.T) {
 		nullOut int    // if >= 0 after build: keep this many PT_NOTEs, null the rest (in memory)
 		moved   bool
 		cetBits bool
+		noShdrs bool // drop the section header table (as strip --strip-section-headers does)
 	}{
 		{name: "pie", flags: []string{"-O2", "-fPIE", "-pie"}, nullOut: -1},
 		{name: "nopie", flags: []string{"-O2", "-fno-pie", "-no-pie"}, nullOut: -1},
@@ -458,6 +513,9 @@ func TestWriteRealProgram(t *testing.T) {
 		{name: "moved-pie-nulled", flags: []string{"-O2", "-fPIE", "-pie"}, nullOut: 1, moved: true},
 		{name: "moved-nopie-nulled", flags: []string{"-O2", "-fno-pie", "-no-pie"}, nullOut: 1, moved: true},
 		{name: "moved-pie-cet-nulled", flags: append([]string{"-O2", "-fPIE", "-pie"}, cet...), nullOut: 1, moved: true, cetBits: true},
+		{name: "pie-no-section-headers", flags: []string{"-O2", "-fPIE", "-pie"}, nullOut: -1, noShdrs: true},
+		{name: "nopie-no-section-headers", flags: []string{"-O2", "-fno-pie", "-no-pie"}, nullOut: -1, noShdrs: true},
+		{name: "moved-pie-no-section-headers", flags: []string{"-O2", "-fPIE", "-pie"}, nullOut: 1, moved: true, noShdrs: true},
 	}
 	for _, cfg := range configs {
 		t.Run(cfg.name, func(t *testing.T) {
@@ -485,8 +543,15 @@ func TestWriteRealProgram(t *testing.T) {
 				}
 			}
 			data := rwReadFile(t, bin)
-			if cfg.nullOut >= 0 {
-				data = rwNullNotes(data, cfg.nullOut)
+			if cfg.noShdrs {
+				data = rwPatch(data, rwOffShoff, 8, 0)
+				data = rwPatch(data, rwOffShnum, 2, 0)
+				data = rwPatch(data, rwOffShstrnd, 2, 0)
+			}
+			if cfg.nullOut >= 0 || cfg.noShdrs {
+				if cfg.nullOut >= 0 {
+					data = rwNullNotes(data, cfg.nullOut)
+				}
 				// The original must still run with the edited headers.
 				bin = filepath.Join(dir, "prog-nulled")
 				if err := os.WriteFile(bin, data, 0o755); err != nil {

@@ -131,6 +131,31 @@ __attribute__((constructor)) static void hg_init(void)
 	h->slot_range = (uint64_t)(uintptr_t)&hg_range;
 }
 
+/* hg_print writes one line to the runtime's stderr, or to log_path.<pid>.
+ * It is plain C on purpose: it also runs in forked children, where calling
+ * into Go can deadlock on a lock a vanished Go thread held at fork time. */
+static void hg_print(const char *line)
+{
+	int fd = hg_opts.err_fd, opened = 0;
+	if (hg_opts.log_path[0]) {
+		char path[sizeof hg_opts.log_path + 32];
+		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, (int)getpid());
+		int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (f >= 0)
+			fd = f, opened = 1;
+	}
+	size_t n = strlen(line);
+	while (n > 0) {
+		ssize_t w = write(fd, line, n);
+		if (w <= 0)
+			break;
+		line += w;
+		n -= (size_t)w;
+	}
+	if (opened)
+		close(fd);
+}
+
 __attribute__((destructor)) static void hg_fini(void)
 {
 	if (!hg_opts.stats)
@@ -145,5 +170,10 @@ __attribute__((destructor)) static void hg_fini(void)
 	acc += __atomic_load_n(&hg_overflow.accesses, __ATOMIC_RELAXED);
 	ranges += __atomic_load_n(&hg_overflow.ranges, __ATOMIC_RELAXED);
 	bytes += __atomic_load_n(&hg_overflow.bytes, __ATOMIC_RELAXED);
-	hgGoStats((GoUint64)acc, (GoUint64)ranges, (GoUint64)bytes, (GoUint64)threads, (GoInt)getpid());
+	char line[256];
+	snprintf(line, sizeof line,
+		 "hgrewrite: pid %d: %llu memory accesses checked, %llu string ranges (%llu bytes), %llu threads\n",
+		 (int)getpid(), (unsigned long long)acc, (unsigned long long)ranges, (unsigned long long)bytes,
+		 (unsigned long long)threads);
+	hg_print(line);
 }

@@ -5,8 +5,10 @@
 // It owns the run-time side of the rewrite contract (hgrt.h): the C entry
 // points trampolines call (fastpath.c), start-up (finding the header the
 // rewriter left in the program and filling its entry slots), HG_OPTIONS, and
-// what is printed at exit. Per-access work stays in C; Go handles options
-// and output.
+// what is printed at exit. Per-access work stays in C. Go parses the
+// options at start-up; nothing calls into Go after a fork (a forked child
+// inherits the Go runtime's locks but not its threads, so a call can
+// deadlock), which is why the exit statistics are printed by C.
 package main
 
 /*
@@ -33,15 +35,14 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 		o.stats = 1
 	}
 	o.verbosity = C.int(opts.Verbosity)
+	if len(opts.LogPath) >= len(o.log_path) {
+		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: log_path is longer than %d bytes\n", len(o.log_path)-1)
+		return 1
+	}
+	for i := 0; i < len(opts.LogPath); i++ {
+		o.log_path[i] = C.char(opts.LogPath[i])
+	}
 	return 0
-}
-
-//export hgGoStats
-func hgGoStats(accesses, ranges, bytes, threads uint64, pid int) {
-	w, closeFn := output()
-	defer closeFn()
-	fmt.Fprintf(w, "hgrewrite: pid %d: %d memory accesses checked, %d string ranges (%d bytes), %d threads\n",
-		pid, accesses, ranges, bytes, threads)
 }
 
 func main() {}

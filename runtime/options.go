@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -62,19 +61,4 @@ func parseBool(v string) (bool, error) {
 		return false, nil
 	}
 	return false, fmt.Errorf("want 0/1, yes/no or true/false")
-}
-
-// output returns where reports and statistics go: stderr, or log_path with
-// the process id appended (as ThreadSanitizer does), so that forked children
-// do not interleave their output with the parent's.
-func output() (io.Writer, func()) {
-	if current.LogPath == "" {
-		return stderr, func() {}
-	}
-	f, err := os.OpenFile(fmt.Sprintf("%s.%d", current.LogPath, os.Getpid()), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		fmt.Fprintf(stderr, "hgrewrite runtime: log_path: %v; writing to stderr\n", err)
-		return stderr, func() {}
-	}
-	return f, func() { f.Close() }
 }
