@@ -111,6 +111,9 @@ static void hg_fatal(const char *msg)
 	_exit(2);
 }
 
+/* hg_init runs as a constructor, after the Go runtime's own initialiser in
+ * .init_array (TestRuntimeInitOrder checks the order): hgGoInit waits for
+ * the Go runtime to be ready, which would never happen if it ran first. */
 __attribute__((constructor)) static void hg_init(void)
 {
 	void *a = mmap(NULL, HG_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -20,17 +20,22 @@ import "C"
 import (
 	"fmt"
 	"os"
+
+	"hgrewrite/runtime/hgopts"
 )
+
+// stderr is the runtime's own duplicate of the program's standard error,
+// made at start-up: programs such as coreutils close fd 2 before exiting.
+var stderr = os.Stderr
 
 //export hgGoInit
 func hgGoInit(o *C.struct_hg_options) C.int {
 	stderr = os.NewFile(uintptr(o.err_fd), "stderr")
-	opts, err := parseOptions(os.Getenv("HG_OPTIONS"))
+	opts, err := hgopts.Parse(os.Getenv("HG_OPTIONS"))
 	if err != nil {
 		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: %v\n", err)
 		return 1
 	}
-	current = opts
 	if opts.Stats {
 		o.stats = 1
 	}

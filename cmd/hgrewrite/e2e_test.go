@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"debug/elf"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -374,5 +376,37 @@ func TestOptionsErrors(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(logs[0]); len(accessCounts(b)) != 1 {
 		t.Errorf("log file %s lacks the stats line: %q", logs[0], b)
+	}
+}
+
+// TestRuntimeInitOrder guards an assumption of runtime/fastpath.c: its
+// constructor calls into Go, which blocks until the Go runtime has been
+// initialised, and that initialisation is started by Go's own entry in
+// .init_array. If ours ran first, every rewritten program would hang.
+func TestRuntimeInitOrder(t *testing.T) {
+	f, err := elf.Open(runtimeLib(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sec := f.Section(".init_array")
+	if sec == nil {
+		t.Fatal("no .init_array in the runtime library")
+	}
+	data, _ := sec.Data()
+	syms, _ := f.Symbols()
+	index := map[string]int{}
+	for i := 0; i+8 <= len(data); i += 8 {
+		addr := binary.LittleEndian.Uint64(data[i:])
+		for _, s := range syms {
+			if s.Value == addr && (s.Name == "_rt0_amd64_linux_lib" || s.Name == "hg_init") {
+				index[s.Name] = i / 8
+			}
+		}
+	}
+	goInit, ok1 := index["_rt0_amd64_linux_lib"]
+	ours, ok2 := index["hg_init"]
+	if !ok1 || !ok2 || goInit > ours {
+		t.Fatalf(".init_array order %v: Go's initialiser must come before hg_init", index)
 	}
 }

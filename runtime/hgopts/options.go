@@ -1,27 +1,24 @@
-package main
+// Package hgopts parses HG_OPTIONS, the run-time settings of rewritten
+// programs: key=value pairs separated by spaces or colons, as in
+// TSAN_OPTIONS. It is pure Go so that it can be tested without the runtime's
+// cgo start-up code.
+package hgopts
 
 import (
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 )
 
-// Options are the run-time settings from HG_OPTIONS: key=value pairs
-// separated by spaces or colons, as in TSAN_OPTIONS.
+// Options are the run-time settings.
 type Options struct {
 	Stats     bool   // print access counts at exit
 	Verbosity int    // 0: reports only; 1: also start-up notes
 	LogPath   string // write output here (pid appended) instead of stderr
 }
 
-var current = Options{}
-
-// stderr is the runtime's own duplicate of the program's standard error,
-// made at start-up: programs such as coreutils close fd 2 before exiting.
-var stderr = os.Stderr
-
-func parseOptions(s string) (Options, error) {
+// Parse parses an HG_OPTIONS value.
+func Parse(s string) (Options, error) {
 	o := Options{}
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ':' || r == '\t' || r == '\n' })
 	for _, f := range fields {
