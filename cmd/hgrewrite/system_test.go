@@ -125,6 +125,16 @@ func TestDebianPrograms(t *testing.T) {
 		{"bzip2", func(d string) []string { return []string{"-c", input} }},
 		{"sed", func(d string) []string { return []string{"s/of the/OF THE/", input} }},
 		{"grep", func(d string) []string { return []string{"-c", "99", input} }},
+		{"/usr/bin/python3", func(d string) []string {
+			return []string{"-c", `import sys, threading, collections
+c = collections.Counter()
+def work(lines):
+    for l in lines: c[l.split()[1][-1]] += 1
+lines = open(sys.argv[1]).read().splitlines()
+ts = [threading.Thread(target=work, args=(lines[i::2],)) for i in range(2)]
+[t.start() for t in ts]; [t.join() for t in ts]
+print(sorted(c.items()))`, input}
+		}},
 		{"perl", func(d string) []string {
 			return []string{"-e", `my %h; while (<>) { my @w = split; $h{$w[1]}++ } print scalar(keys %h), "\n"`, input}
 		}},
@@ -136,8 +146,8 @@ func TestDebianPrograms(t *testing.T) {
 			t.Logf("%s not installed: skipped (.ci/check-tools installs it)", p.bin)
 			continue
 		}
-		t.Run(p.bin, func(t *testing.T) {
-			hg := filepath.Join(dir, p.bin+".hg")
+		t.Run(filepath.Base(p.bin), func(t *testing.T) {
+			hg := filepath.Join(dir, filepath.Base(p.bin)+".hg")
 			rewriteOK(t, path, hg)
 			want := runProg(t, nil, path, p.args(dir)...)
 			got := runProg(t, []string{"HG_OPTIONS=stats=1"}, hg, p.args(dir)...)
