@@ -23,6 +23,7 @@ type snippet struct {
 // templates are assembled once; every trampoline copies them.
 type templates struct {
 	enter, leave           snippet // save/restore flags, rdi, rsi around an access call
+	enterNF, leaveNF       snippet // the same without the flags, where the code overwrites them first
 	enterRange, leaveRange snippet // the same plus rdx, for string instructions
 	info                   snippet // movabs $info, %rsi (imm64)
 	callSlot               snippet // call *slot(%rip) (disp32)
@@ -82,6 +83,16 @@ func (t *templates) build() error {
 		a.add(x86.APOPQ, none(), reg(x86.REG_SI))
 		a.add(x86.APOPQ, none(), reg(x86.REG_DI))
 		a.add(x86.APOPFQ, none(), none())
+		a.add(x86.ALEAQ, mem(x86.REG_SP, 0, 0, redZone), sp)
+	})
+	t.enterNF = one(noField, func(a *assembler) {
+		a.add(x86.ALEAQ, mem(x86.REG_SP, 0, 0, -redZone), sp)
+		a.add(x86.APUSHQ, reg(x86.REG_DI), none())
+		a.add(x86.APUSHQ, reg(x86.REG_SI), none())
+	})
+	t.leaveNF = one(noField, func(a *assembler) {
+		a.add(x86.APOPQ, none(), reg(x86.REG_SI))
+		a.add(x86.APOPQ, none(), reg(x86.REG_DI))
 		a.add(x86.ALEAQ, mem(x86.REG_SP, 0, 0, redZone), sp)
 	})
 	t.enterRange = one(noField, func(a *assembler) {
@@ -153,7 +164,8 @@ func (t *templates) check() error {
 		s    snippet
 		n    int
 	}{
-		{"enter", t.enter, 8}, {"leave", t.leave, 11}, {"info", t.info, 10},
+		{"enter", t.enter, 8}, {"leave", t.leave, 11}, {"enterNF", t.enterNF, 7}, {"leaveNF", t.leaveNF, 10},
+		{"info", t.info, 10},
 		{"callSlot", t.callSlot, 6}, {"leaRIP", t.leaRIP, 7}, {"jmpRel", t.jmpRel, 5},
 		{"pushRet", t.pushRet, 15}, {"ret", t.ret, 1},
 	}

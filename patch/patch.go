@@ -322,7 +322,7 @@ func (b *builder) trampoline(p *planned) error {
 			continue
 		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
-			if buf, err = b.glue(buf, in); err != nil {
+			if buf, err = b.glue(buf, in, flagsDead(insts[i:])); err != nil {
 				break
 			}
 		}
@@ -350,17 +350,38 @@ func fallsThrough(k disasm.Kind) bool {
 	return true
 }
 
+// flagsDead reports whether the arithmetic flags are overwritten before
+// they are read, from the first of insts on, within the block. Then the
+// glue in front of insts[0] need not save them (pushf/popf are slow).
+func flagsDead(insts []disasm.Inst) bool {
+	for i := range insts {
+		switch insts[i].FlagsUse() {
+		case disasm.FlagsKill:
+			return true
+		case disasm.FlagsUnknown:
+			return false
+		}
+	}
+	return false // the next block may read them
+}
+
 // glue appends the runtime call(s) for one memory instruction.
-func (b *builder) glue(buf []byte, in *disasm.Inst) ([]byte, error) {
+func (b *builder) glue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, error) {
 	base := b.lay.TextAddr
 	if in.Flags&disasm.StringOp != 0 {
 		return b.stringGlue(buf, in)
 	}
-	lea, err := b.lea(in)
+	saved := uint64(savedBytes)
+	enter, leave := b.t.enter, b.t.leave
+	if noFlags {
+		saved -= 8
+		enter, leave = b.t.enterNF, b.t.leaveNF
+	}
+	lea, err := b.lea(in, saved)
 	if err != nil {
 		return buf, err
 	}
-	buf = put(buf, b.t.enter, 0)
+	buf = put(buf, enter, 0)
 	if in.Mem.Base == x86asm.RIP {
 		if buf, err = putRel(buf, base, b.t.leaRIP, in.Target); err != nil {
 			return buf, err
@@ -372,7 +393,7 @@ func (b *builder) glue(buf []byte, in *disasm.Inst) ([]byte, error) {
 	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {
 		return buf, err
 	}
-	return put(buf, b.t.leave, 0), nil
+	return put(buf, leave, 0), nil
 }
 
 func accessFlags(a disasm.Access) uint8 {
@@ -433,14 +454,15 @@ func (b *builder) stringGlue(buf []byte, in *disasm.Inst) ([]byte, error) {
 // the red zone plus flags, rdi and rsi.
 const savedBytes = redZone + 24
 
-// lea assembles `lea <operand>, %rdi` for a non-RIP operand.
-func (b *builder) lea(in *disasm.Inst) ([]byte, error) {
+// lea assembles `lea <operand>, %rdi` for a non-RIP operand; saved is how
+// far the glue has moved rsp.
+func (b *builder) lea(in *disasm.Inst, saved uint64) ([]byte, error) {
 	m := in.Mem
 	if m.Base == x86asm.RIP {
 		return nil, nil
 	}
 	if m.Base == x86asm.RSP {
-		m.Disp += savedBytes
+		m.Disp += int64(saved)
 		if in.Op == x86asm.POP {
 			m.Disp += 8 // pop computes its destination after incrementing rsp
 		}

@@ -189,10 +189,18 @@ func TestLoopAndStackSkip(t *testing.T) {
 	if f.res.Stats.Instrumented != 2 {
 		t.Errorf("--instrument-stack: %+v", f.res.Stats)
 	}
+	pushf := false
 	for _, in := range f.trampoline(t, 0x1000) {
-		if in.Op == x86asm.LEA && in.Args[0] == x86asm.RDI {
-			if m := in.Args[1].(x86asm.Mem); m.Base == x86asm.RSP && m.Disp != savedBytes {
-				t.Errorf("rsp-based address not corrected for the saved registers: %v", in)
+		switch {
+		case in.Op == x86asm.PUSHFQ:
+			pushf = true
+		case in.Op == x86asm.LEA && in.Args[0] == x86asm.RDI:
+			want := int64(savedBytes)
+			if !pushf {
+				want -= 8 // flags not saved: the next instruction (add) overwrites them
+			}
+			if m := in.Args[1].(x86asm.Mem); m.Base == x86asm.RSP && m.Disp != want {
+				t.Errorf("rsp-based address not corrected for the saved registers: %v (want disp %#x)", in, want)
 			}
 		}
 	}
@@ -222,6 +230,25 @@ func TestShortBlockIsland(t *testing.T) {
 	}
 	if jmp8 == nil || island == nil || jmp8.Bytes[0] != 0xeb || 0x1004+uint64(int8(jmp8.Bytes[1])) != 0x1009 || island.Bytes[0] != 0xe9 {
 		t.Fatalf("patches: %+v", f.res.Patches)
+	}
+}
+
+func TestFlagsDead(t *testing.T) {
+	dec := func(b ...byte) []disasm.Inst { return disasm.Section(b, 0x1000, nil) }
+	cases := []struct {
+		code []byte
+		dead bool
+	}{
+		{[]byte{0x8b, 0x07, 0x83, 0xc0, 0x01}, true},              // mov (%rdi),%eax; add $1,%eax
+		{[]byte{0x8b, 0x07, 0x74, 0x00}, false},                   // mov (%rdi),%eax; je: reads them
+		{[]byte{0x8b, 0x07}, false},                               // block ends: the next may read them
+		{[]byte{0x8b, 0x07, 0xff, 0xc0, 0x83, 0xc0, 0x01}, false}, // inc keeps CF: unknown
+		{[]byte{0x01, 0x07}, true},                                // add %eax,(%rdi) itself overwrites them
+	}
+	for _, c := range cases {
+		if got := flagsDead(dec(c.code...)); got != c.dead {
+			t.Errorf("flagsDead(% x) = %v, want %v", c.code, got, c.dead)
+		}
 	}
 }
 

@@ -150,7 +150,7 @@ print(sorted(c.items()))`, input}
 			hg := filepath.Join(dir, filepath.Base(p.bin)+".hg")
 			rewriteOK(t, path, hg)
 			want := runProg(t, nil, path, p.args(dir)...)
-			got := runProg(t, []string{"HG_OPTIONS=stats=1"}, hg, p.args(dir)...)
+			got := runProg(t, []string{"HG_OPTIONS=stats=1 exitcode=0"}, hg, p.args(dir)...)
 			compareRuns(t, want, got)
 			if c := accessCounts(got.stderr); len(c) == 0 || c[0] == 0 {
 				t.Errorf("no accesses counted: %s", got.stderr)

@@ -12,14 +12,27 @@ import (
 
 // Options are the run-time settings.
 type Options struct {
-	Stats     bool   // print access counts at exit
-	Verbosity int    // 0: reports only; 1: also start-up notes
-	LogPath   string // write output here (pid appended) instead of stderr
+	MSM         string // "short" (default) or "long": the memory state machine
+	ExitCode    int    // exit status when races were reported (default 66); 0 keeps the program's
+	LogPath     string // write output here (pid appended) instead of stderr
+	HaltOnError bool   // exit at the first report
+	Verbosity   int    // 0: reports only; 1: also start-up notes
+	Stats       bool   // print access counts at exit
+	Lib         bool   // use pthread semantics (default); false: only create/join synchronise
+	MaxReports  int    // stop reporting after this many reports (0: no limit)
+	Detect      bool   // race detection on (default); false: only count accesses
 }
+
+// Defaults are the settings when HG_OPTIONS is empty.
+func Defaults() Options {
+	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true}
+}
+
+var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect"
 
 // Parse parses an HG_OPTIONS value.
 func Parse(s string) (Options, error) {
-	o := Options{}
+	o := Defaults()
 	fields := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == ':' || r == '\t' || r == '\n' })
 	for _, f := range fields {
 		key, val, ok := strings.Cut(f, "=")
@@ -28,26 +41,49 @@ func Parse(s string) (Options, error) {
 		}
 		var err error
 		switch key {
-		case "stats":
-			o.Stats, err = parseBool(val)
-		case "verbosity":
-			o.Verbosity, err = strconv.Atoi(val)
-			if err == nil && o.Verbosity < 0 {
-				err = fmt.Errorf("must be >= 0")
+		case "msm":
+			if val != "short" && val != "long" {
+				err = fmt.Errorf("want short or long")
 			}
+			o.MSM = val
+		case "exitcode":
+			o.ExitCode, err = nonNegative(val, 255)
 		case "log_path":
 			if val == "" {
 				err = fmt.Errorf("empty path")
 			}
 			o.LogPath = val
+		case "halt_on_error":
+			o.HaltOnError, err = parseBool(val)
+		case "verbosity":
+			o.Verbosity, err = nonNegative(val, 1<<30)
+		case "stats":
+			o.Stats, err = parseBool(val)
+		case "lib":
+			o.Lib, err = parseBool(val)
+		case "max_reports":
+			o.MaxReports, err = nonNegative(val, 1<<30)
+		case "detect":
+			o.Detect, err = parseBool(val)
 		default:
-			return o, fmt.Errorf("unknown option %q (known: stats, verbosity, log_path)", key)
+			return o, fmt.Errorf("unknown option %q (known: %s)", key, keys)
 		}
 		if err != nil {
 			return o, fmt.Errorf("bad value %q for %s: %v", val, key, err)
 		}
 	}
 	return o, nil
+}
+
+func nonNegative(v string, max int) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("not a number")
+	}
+	if n < 0 || n > max {
+		return 0, fmt.Errorf("must be between 0 and %d", max)
+	}
+	return n, nil
 }
 
 func parseBool(v string) (bool, error) {

@@ -6,12 +6,17 @@ import (
 )
 
 func TestParseOptions(t *testing.T) {
+	d := Defaults()
+	with := func(f func(o *Options)) Options { o := d; f(&o); return o }
 	good := map[string]Options{
-		"":                            {},
-		"stats=1":                     {Stats: true},
-		"stats=yes verbosity=2":       {Stats: true, Verbosity: 2},
-		"stats=0:log_path=/tmp/x":     {LogPath: "/tmp/x"},
-		"  stats=true \t verbosity=0": {Stats: true},
+		"":                            d,
+		"stats=1":                     with(func(o *Options) { o.Stats = true }),
+		"stats=yes verbosity=2":       with(func(o *Options) { o.Stats, o.Verbosity = true, 2 }),
+		"stats=0:log_path=/tmp/x":     with(func(o *Options) { o.LogPath = "/tmp/x" }),
+		"  stats=true \t verbosity=0": with(func(o *Options) { o.Stats = true }),
+		"msm=long:exitcode=0":         with(func(o *Options) { o.MSM, o.ExitCode = "long", 0 }),
+		"lib=no max_reports=3":        with(func(o *Options) { o.Lib, o.MaxReports = false, 3 }),
+		"halt_on_error=1 detect=0":    with(func(o *Options) { o.HaltOnError, o.Detect = true, false }),
 	}
 	for in, want := range good {
 		got, err := Parse(in)
@@ -20,13 +25,16 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"bogus=1":      `unknown option "bogus"`,
-		"stats":        `"stats" is not key=value`,
-		"=1":           `"=1" is not key=value`,
-		"stats=2":      `bad value "2" for stats`,
-		"verbosity=x":  `bad value "x" for verbosity`,
-		"verbosity=-1": `bad value "-1" for verbosity`,
-		"log_path=":    `bad value "" for log_path`,
+		"bogus=1":       `unknown option "bogus"`,
+		"stats":         `"stats" is not key=value`,
+		"=1":            `"=1" is not key=value`,
+		"stats=2":       `bad value "2" for stats`,
+		"verbosity=x":   `bad value "x" for verbosity`,
+		"verbosity=-1":  `bad value "-1" for verbosity`,
+		"log_path=":     `bad value "" for log_path`,
+		"msm=medium":    `bad value "medium" for msm`,
+		"exitcode=300":  `bad value "300" for exitcode`,
+		"max_reports=a": `bad value "a" for max_reports`,
 	}
 	for in, want := range bad {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {

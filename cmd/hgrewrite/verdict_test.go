@@ -1,0 +1,276 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// The verdict tests run the race corpus in testdata/races: every racy
+// program must exit 66 with a report naming the racy variable, every
+// race-free program must keep its own exit status and print no report.
+// Cases that are known to fail in a configuration are listed in
+// testdata/races/xfail.txt with the reason; they stay in the suite, and a
+// listed case that starts passing fails the test until it is unlisted.
+// HG_WRITE_VERDICTS=1 rewrites docs/verdicts.md from the results.
+
+type raceProg struct {
+	path    string
+	name    string
+	race    bool
+	racy    []string // global names, or heap:<func>
+	needs   string
+	exit    string
+	comment string
+}
+
+var (
+	verdictRE = regexp.MustCompile(`verdict:\s*(race-free|race)`)
+	racyRE    = regexp.MustCompile(`racy:\s*([^\n*]+)`)
+	needsRE   = regexp.MustCompile(`needs:\s*([a-z, |]+)`)
+)
+
+func raceCorpus(t *testing.T) []raceProg {
+	var out []raceProg
+	for _, pat := range []string{"*.c", "*.cpp"} {
+		m, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "races", pat))
+		for _, p := range m {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := string(b)
+			if i := strings.Index(head, "*/"); i > 0 {
+				head = head[:i]
+			}
+			v := verdictRE.FindStringSubmatch(head)
+			if v == nil {
+				t.Fatalf("%s: no verdict line", p)
+			}
+			rp := raceProg{path: p, name: strings.TrimSuffix(filepath.Base(p), filepath.Ext(p)), race: v[1] == "race",
+				exit: expectedStatus(t, p)}
+			if m := racyRE.FindStringSubmatch(head); m != nil {
+				for _, f := range strings.Fields(strings.ReplaceAll(m[1], ",", " ")) {
+					if !strings.HasPrefix(f, "(") {
+						rp.racy = append(rp.racy, f)
+					} else {
+						break
+					}
+				}
+			}
+			if m := needsRE.FindStringSubmatch(head); m != nil {
+				rp.needs = strings.TrimSpace(m[1])
+			}
+			out = append(out, rp)
+		}
+	}
+	if len(out) == 0 {
+		t.Skip("no programs in testdata/races")
+	}
+	return out
+}
+
+type verdictConfig struct {
+	name string
+	opt  string // -O0, -O2
+	env  string // HG_OPTIONS
+}
+
+var verdictConfigs = []verdictConfig{
+	{"short-O0", "-O0", "msm=short"},
+	{"short-O2", "-O2", "msm=short"},
+	{"long-O2", "-O2", "msm=long"},
+	{"nolib-O2", "-O2", "msm=short lib=no"},
+}
+
+// xfails reads testdata/races/xfail.txt: "program config reason...", where
+// config may be * for all configurations.
+func xfails(t *testing.T) map[string]string {
+	f, err := os.Open(filepath.Join(repoRoot(t), "testdata", "races", "xfail.txt"))
+	if err != nil {
+		return map[string]string{}
+	}
+	defer f.Close()
+	out := map[string]string{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		parts := strings.SplitN(line, " ", 3)
+		if len(parts) < 3 {
+			t.Fatalf("xfail.txt: bad line %q", line)
+		}
+		out[parts[0]+" "+parts[1]] = parts[2]
+	}
+	return out
+}
+
+func xfailReason(x map[string]string, prog, cfg string) (string, bool) {
+	if r, ok := x[prog+" "+cfg]; ok {
+		return r, true
+	}
+	r, ok := x[prog+" *"]
+	return r, ok
+}
+
+var reportRE = regexp.MustCompile(`Location is global '([^']+)'`)
+
+// heapSiteRE matches a report's heap location allocated in function f.
+func heapSiteRE(f string) *regexp.Regexp {
+	return regexp.MustCompile(`Location is heap block .*allocated by thread T\d+ at:\n    #0 ` + regexp.QuoteMeta(f) + `\b`)
+}
+
+// verdictOf runs a rewritten program and says what the detector concluded.
+func verdictOf(t *testing.T, p raceProg, hg, env string) (race bool, named []string, status string, out outcome) {
+	out = runProg(t, []string{"HG_OPTIONS=" + env}, hg)
+	race = strings.Contains(string(out.stderr), "WARNING: hgrewrite: data race")
+	for _, m := range reportRE.FindAllStringSubmatch(string(out.stderr), -1) {
+		named = append(named, m[1])
+	}
+	return race, named, out.status, out
+}
+
+func TestVerdicts(t *testing.T) {
+	progs := raceCorpus(t)
+	xf := xfails(t)
+	var mu sync.Mutex
+	results := map[string]map[string]string{} // prog -> config -> cell text
+	for _, p := range progs {
+		p := p
+		results[p.name] = map[string]string{}
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			bins := map[string]string{}
+			for _, c := range verdictConfigs {
+				if bins[c.opt] == "" {
+					bin := compile(t, p.path, dir, variant{opt: c.opt, pie: true})
+					rewriteOK(t, bin, bin+".hg")
+					bins[c.opt] = bin + ".hg"
+				}
+				race, named, st, out := verdictOf(t, p, bins[c.opt], c.env)
+				ok, why := judge(p, race, named, st, string(out.stderr))
+				cell := "ok"
+				if !ok {
+					cell = "FAIL: " + why
+				}
+				reason, listed := xfailReason(xf, p.name, c.name)
+				switch {
+				case ok && listed:
+					t.Errorf("%s: passes but is listed in xfail.txt (%s): remove the entry", c.name, reason)
+				case !ok && listed:
+					cell = "xfail: " + why + " (" + reason + ")"
+					t.Logf("%s: expected failure: %s (%s)", c.name, why, reason)
+				case !ok:
+					t.Errorf("%s: %s\nstderr:\n%s", c.name, why, clip(out.stderr))
+				}
+				mu.Lock()
+				results[p.name][c.name] = cell
+				mu.Unlock()
+			}
+		})
+	}
+	t.Cleanup(func() {
+		if os.Getenv("HG_WRITE_VERDICTS") != "" {
+			writeVerdictTable(t, progs, results)
+		}
+	})
+}
+
+// judge compares an outcome with the program's declared verdict.
+func judge(p raceProg, race bool, named []string, status, stderr string) (bool, string) {
+	if !p.race {
+		switch {
+		case race:
+			return false, fmt.Sprintf("false positive on %v", named)
+		case status != p.exit:
+			return false, fmt.Sprintf("status %s, want %s", status, p.exit)
+		}
+		return true, ""
+	}
+	if !race {
+		return false, "race missed"
+	}
+	if status != "exit 66" {
+		return false, fmt.Sprintf("status %s, want exit 66", status)
+	}
+	for _, want := range p.racy {
+		if f, ok := strings.CutPrefix(want, "heap:"); ok {
+			if !heapSiteRE(f).MatchString(stderr) {
+				return false, fmt.Sprintf("no report names a heap block allocated in %s", f)
+			}
+			continue
+		}
+		found := false
+		for _, n := range named {
+			if n == want {
+				found = true
+			}
+		}
+		if !found {
+			return false, fmt.Sprintf("report names %v, not %s", named, want)
+		}
+	}
+	for _, n := range named {
+		listed := false
+		for _, want := range p.racy {
+			if n == want {
+				listed = true
+			}
+		}
+		if !listed {
+			return false, fmt.Sprintf("also reports %s, which is not racy", n)
+		}
+	}
+	return true, ""
+}
+
+func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[string]string) {
+	sort.Slice(progs, func(i, j int) bool { return progs[i].name < progs[j].name })
+	var b strings.Builder
+	b.WriteString("# Verdicts on the race corpus\n\n")
+	b.WriteString("Generated by `HG_WRITE_VERDICTS=1 go test -run TestVerdicts ./cmd/hgrewrite/` from testdata/races.\n")
+	b.WriteString("Each cell: `ok`, or why the verdict is wrong; `xfail` marks known failures listed with their reason in testdata/races/xfail.txt.\n\n")
+	b.WriteString("| program | verdict | needs |")
+	for _, c := range verdictConfigs {
+		b.WriteString(" " + c.name + " |")
+	}
+	b.WriteString("\n|---|---|---|")
+	for range verdictConfigs {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	pass := map[string]int{}
+	for _, p := range progs {
+		v := "race-free"
+		if p.race {
+			v = "race: " + strings.Join(p.racy, ", ")
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s |", p.name, v, p.needs)
+		for _, c := range verdictConfigs {
+			cell := results[p.name][c.name]
+			if cell == "ok" {
+				pass[c.name]++
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n| configuration | correct verdicts |\n|---|---|\n")
+	for _, c := range verdictConfigs {
+		fmt.Fprintf(&b, "| %s (HG_OPTIONS=\"%s\", %s) | %d of %d |\n", c.name, c.env, c.opt, pass[c.name], len(progs))
+	}
+	path := filepath.Join(repoRoot(t), "docs", "verdicts.md")
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Error(err)
+	}
+}

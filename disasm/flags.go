@@ -1,0 +1,38 @@
+package disasm
+
+import "golang.org/x/arch/x86/x86asm"
+
+// FlagUse says how an instruction uses the arithmetic flags (OF SF ZF AF
+// CF PF). The patcher needs it to leave out saving the flags around a
+// runtime call when the code overwrites them before reading them.
+type FlagUse uint8
+
+const (
+	FlagsUnknown FlagUse = iota // may read or partly write them: treat as a reader
+	FlagsNone                   // neither reads nor writes them
+	FlagsKill                   // writes all six without reading any
+)
+
+// FlagsUse reports how in uses the arithmetic flags.
+func (in *Inst) FlagsUse() FlagUse {
+	switch in.Kind {
+	case Nop:
+		return FlagsNone
+	case Other:
+	default:
+		return FlagsUnknown // branches read them or leave the block
+	}
+	switch in.Op {
+	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR, x86asm.TEST,
+		x86asm.NEG, x86asm.XADD, x86asm.CMPXCHG:
+		return FlagsKill
+	case x86asm.MOV, x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.LEA, x86asm.PUSH, x86asm.POP,
+		x86asm.MOVAPS, x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVDQA, x86asm.MOVDQU,
+		x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSS, x86asm.MOVSD_XMM, x86asm.NOT, x86asm.BSWAP,
+		x86asm.CDQE, x86asm.CDQ, x86asm.CQO, x86asm.CWDE, x86asm.XCHG, x86asm.PXOR, x86asm.XORPS,
+		x86asm.PADDD, x86asm.PADDQ, x86asm.ADDSD, x86asm.ADDSS, x86asm.MULSD, x86asm.MULSS,
+		x86asm.SUBSD, x86asm.SUBSS, x86asm.CVTSI2SD, x86asm.CVTSI2SS, x86asm.CVTTSD2SI:
+		return FlagsNone
+	}
+	return FlagsUnknown
+}
