@@ -1,4 +1,5 @@
-/* hgrt.h: the contract between rewritten executables and the runtime.
+/* hgrt.h: the contract between rewritten executables and the runtime, and
+ * the runtime's C-side declarations.
  *
  * elfrw/write.go lays out the header below at the start of the data segment
  * that hgrewrite adds to every rewritten executable; the runtime finds it by
@@ -33,12 +34,30 @@ struct hg_header {
 #define HG_WRITE 2
 #define HG_ATOMIC 4
 
-/* Per-thread counters; never freed so that totals survive thread exit. */
+/* One buffered access, handed to the Go side in batches. len is the byte
+ * length for string-instruction ranges and 0 for single accesses (whose
+ * size is in the info word). */
+struct hg_event {
+	uint64_t addr;
+	uint64_t info;
+	uint64_t len;
+};
+
+#define HG_EVENTS 1024
+
+/* Per-thread record. The counters live in an arena and are never freed, so
+ * totals survive thread exit; the event buffer is mapped per thread. */
 struct hg_thread {
 	uint64_t accesses; /* single accesses */
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */
 	struct hg_thread *next;
+	int32_t tid;        /* the detector's thread id, -1 until known */
+	int32_t in_rt;      /* inside the runtime: accesses from signal handlers are dropped */
+	uint32_t n;         /* buffered events */
+	uint32_t pad;
+	struct hg_event *buf;
+	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */
@@ -46,9 +65,17 @@ struct hg_options {
 	int err_fd; /* a private duplicate of stderr: programs may close fd 2 before exit */
 	int stats;
 	int verbosity;
+	int detect;   /* race detection on (off: only counting) */
+	int exitcode; /* exit status when races were reported; 0 keeps the program's */
 	char log_path[4096];
 };
 
 extern struct hg_options hg_opts;
+extern int hg_detect; /* detection active in this process (off in forked children) */
+
 struct hg_thread *hg_threads_head(void);
+struct hg_thread *hg_current(void);
+void hg_flush(struct hg_thread *t);
+void hg_print(const char *line);
+void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
 #endif

@@ -1,0 +1,68 @@
+package msm
+
+// stepShort is MSM-short (section 5.2.6, figure 5.4). States: New,
+// Exclusive-Read, Exclusive-Write, Shared-Read, Shared-Modified, Race (and
+// Spin, handled by Step).
+func stepShort(c Cell, a Access, env Env) (Cell, bool) {
+	switch c.State {
+	case New:
+		// TS_d ← TS_t; Exclusive-Read / Exclusive-Write.
+		return exclusiveFor(a), false
+
+	case ExclWrite:
+		if env.HappensBefore(c.TS, a) {
+			return exclusiveFor(a), false
+		}
+		if a.Locks != 0 {
+			// TS_d ← TS_t, C_d ← L_t, S_d ← {t, threadof(old TS_d)}.
+			return share(SharedModified, c, a, a.TS, env), false
+		}
+		return race(c)
+
+	case ExclRead:
+		hb := env.HappensBefore(c.TS, a)
+		if !a.Write {
+			if hb {
+				return exclusive(ExclRead, a.TS), false // choice 4
+			}
+			// Keep TS_d (choice 3), C_d ← L_t, S_d ← {t, threadof(TS_d)}.
+			return share(SharedRead, c, a, c.TS, env), false
+		}
+		if hb {
+			return exclusive(ExclWrite, a.TS), false
+		}
+		if a.Locks != 0 {
+			return share(SharedModified, c, a, a.TS, env), false
+		}
+		return race(c)
+
+	case SharedRead:
+		locks := env.Intersect(c.Locks, a.Locks)
+		if !a.Write {
+			// No happens-before test on a read.
+			c.Locks = locks
+			c.Threads = env.AddThread(c.Threads, a.Thread)
+			return c, false
+		}
+		// Choice 1: race only when the write is parallel to TS_d and no
+		// lock protects it (C_d ∩ L_t = ∅). Choice 2: TS_d ← TS_t.
+		if locks != 0 || env.HappensBefore(c.TS, a) {
+			return Cell{State: SharedModified, TS: a.TS, Locks: locks,
+				Threads: env.AddThread(c.Threads, a.Thread)}, false
+		}
+		return race(c)
+
+	case SharedModified:
+		locks := env.Intersect(c.Locks, a.Locks)
+		if locks != 0 {
+			c.Locks = locks
+			c.Threads = env.AddThread(c.Threads, a.Thread) // choice 8
+			return c, false
+		}
+		if env.HappensBefore(c.TS, a) {
+			return exclusiveFor(a), false
+		}
+		return race(c)
+	}
+	panic("msm: unreachable state " + c.State.String() + " in MSM-short")
+}

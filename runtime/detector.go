@@ -1,0 +1,269 @@
+package main
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"hgrewrite/msm"
+	"hgrewrite/runtime/hgopts"
+	"hgrewrite/shadow"
+)
+
+// detector is the Go side of the runtime: Helgrind+'s hybrid algorithm over
+// the events the C side hands over. A thread's own state (vector clock,
+// locksets) is touched only by that thread, since every call arrives on the
+// thread the event belongs to; shared tables are guarded by mu, shadow
+// cells by the shadow memory's striped locks.
+type detector struct {
+	opts    hgopts.Options
+	machine msm.Machine
+	bias    uint64 // load bias of the main program (0 unless PIE)
+
+	mem   *shadow.Memory
+	locks *shadow.Locksets
+	tsets *shadow.Threadsets
+
+	mu       sync.Mutex
+	threads  []*thread             // by tid
+	handles  map[uint64]int32      // pthread_t -> tid
+	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
+	barriers map[uint64]*barrier
+	rep      reporter
+	heap     heapBlocks
+
+	finished atomic.Bool
+}
+
+// thread is the detector's view of one program thread.
+type thread struct {
+	tid       int32
+	vc        *shadow.VC
+	held      uint32 // lockset id of all locks held (guards reads)
+	writeHeld uint32 // lockset id of locks held in write mode (guards writes)
+	parent    int32
+	createPC  uint64 // link-time pc of the pthread_create call, 0 if unknown
+	exitVC    *shadow.VC
+	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
+}
+
+var det *detector
+
+func newDetector(o hgopts.Options, bias uint64) (*detector, error) {
+	mem, err := shadow.NewMemory()
+	if err != nil {
+		return nil, err
+	}
+	d := &detector{opts: o, bias: bias, mem: mem, locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
+		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{}}
+	if o.MSM == "long" {
+		d.machine = msm.Long
+	}
+	d.rep.init(d)
+	return d, nil
+}
+
+// newThread registers a thread whose vector clock starts from parent's.
+func (d *detector) newThread(parent *thread, pc uint64) *thread {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := &thread{tid: int32(len(d.threads)), vc: shadow.NewVC(uint16(len(d.threads))), parent: -1, createPC: pc}
+	if parent != nil {
+		t.vc = parent.vc.Copy()
+		t.parent = parent.tid
+	}
+	t.vc.Tick(uint16(t.tid))
+	d.threads = append(d.threads, t)
+	return t
+}
+
+func (d *detector) thread(tid int32) *thread {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tid < 0 || int(tid) >= len(d.threads) {
+		return nil
+	}
+	return d.threads[tid]
+}
+
+// epoch is TS_t, the current segment of t, as stored in shadow cells:
+// tid in bits 44-59, clock in bits 0-43 (bits 60-63 hold the state).
+func (t *thread) epoch() msm.Epoch {
+	return msm.Epoch(uint64(t.tid)<<44 | t.vc.Get(uint16(t.tid))&clockMask)
+}
+
+const clockMask = 1<<44 - 1
+
+func epochTID(e msm.Epoch) uint16 { return uint16(uint64(e) >> 44) }
+
+// lock adds a lock to t's locksets on its first acquisition (write
+// also guards writes; read-mode only guards reads, as seed 004 says).
+func (d *detector) lock(t *thread, addr uint64, write bool) {
+	if t.depth == nil {
+		t.depth = map[uint64]int{}
+	}
+	t.depth[addr]++
+	if t.depth[addr] > 1 {
+		return
+	}
+	t.held = d.locks.Add(t.held, addr)
+	if write {
+		t.writeHeld = d.locks.Add(t.writeHeld, addr)
+	}
+}
+
+// unlock removes a lock from t's locksets when its last hold is released.
+func (d *detector) unlock(t *thread, addr uint64) {
+	if t.depth[addr] > 1 {
+		t.depth[addr]--
+		return
+	}
+	delete(t.depth, addr)
+	t.held = d.locks.Remove(t.held, addr)
+	t.writeHeld = d.locks.Remove(t.writeHeld, addr)
+}
+
+// barrier tracks the generations of a pthread barrier, so that a thread
+// leaving round k acquires what was released in round k only: a slow
+// thread must not pick up releases of round k+1 (its own round's accesses
+// would look ordered).
+type barrier struct {
+	count   uint64
+	arrived uint64
+	gens    map[uint64]*shadow.VC
+}
+
+// barrierArrive releases t into its round's clock and returns the round.
+func (d *detector) barrierArrive(t *thread, addr uint64) uint64 {
+	d.mu.Lock()
+	b := d.barriers[addr]
+	if b == nil {
+		b = &barrier{count: 1}
+		d.barriers[addr] = b
+	}
+	gen := b.arrived / b.count
+	b.arrived++
+	vc := b.gens[gen]
+	if vc == nil {
+		if b.gens == nil {
+			b.gens = map[uint64]*shadow.VC{}
+		}
+		vc = new(shadow.VC)
+		b.gens[gen] = vc
+		delete(b.gens, gen-2) // every thread has left round gen-2 by now
+	}
+	vc.Join(t.vc)
+	d.mu.Unlock()
+	t.vc.Tick(uint16(t.tid))
+	return gen
+}
+
+func (d *detector) barrierLeave(t *thread, addr, gen uint64) {
+	d.mu.Lock()
+	if b := d.barriers[addr]; b != nil && b.gens[gen] != nil {
+		t.vc.Join(b.gens[gen])
+	}
+	d.mu.Unlock()
+	t.vc.Tick(uint16(t.tid))
+}
+
+// release publishes t's past on obj: TS_obj <- TS_obj joined with TS_t, and t
+// starts a new segment.
+func (d *detector) release(t *thread, obj uint64) {
+	d.mu.Lock()
+	vc := d.syncVC[obj]
+	if vc == nil {
+		vc = new(shadow.VC) // all zero: nothing released yet
+		d.syncVC[obj] = vc
+	}
+	vc.Join(t.vc)
+	d.mu.Unlock()
+	t.vc.Tick(uint16(t.tid))
+}
+
+// acquire makes t's new segment happen after everything released on obj.
+func (d *detector) acquire(t *thread, obj uint64) {
+	d.mu.Lock()
+	if vc := d.syncVC[obj]; vc != nil {
+		t.vc.Join(vc)
+	}
+	d.mu.Unlock()
+	t.vc.Tick(uint16(t.tid))
+}
+
+// env answers the state machines' questions for one access by t.
+type env struct {
+	d *detector
+	t *thread
+}
+
+func (e env) HappensBefore(prior msm.Epoch, a msm.Access) bool {
+	tid := epochTID(prior)
+	if int32(tid) == e.t.tid {
+		return true // program order
+	}
+	return e.t.vc.Get(tid) >= uint64(prior)&clockMask
+}
+
+func (e env) Intersect(a, b msm.LocksetID) msm.LocksetID {
+	return msm.LocksetID(e.d.locks.Intersect(uint32(a), uint32(b)))
+}
+
+func (e env) ThreadOf(p msm.Epoch) msm.ThreadID { return msm.ThreadID(epochTID(p)) }
+
+func (e env) Pair(a, b msm.ThreadID) msm.ThreadsetID {
+	return msm.ThreadsetID(e.d.tsets.Pair(uint16(a), uint16(b)))
+}
+
+func (e env) AddThread(s msm.ThreadsetID, t msm.ThreadID) msm.ThreadsetID {
+	return msm.ThreadsetID(e.d.tsets.Add(uint32(s), uint16(t)))
+}
+
+// Shadow cell layout (3 words per 4-byte granule, see package shadow):
+//
+//	word 0: state (bits 60-63) | TS_d epoch (bits 0-59)
+//	word 1: C_d lockset id (low 32) | S_d threadset id (high 32)
+//	word 2: previous access: pc (low 32) | tid (16) | flags (8) | size (8)
+func loadCell(c *[3]uint64) msm.Cell {
+	return msm.Cell{State: msm.State(c[0] >> 60), TS: msm.Epoch(c[0] & (1<<60 - 1)),
+		Locks: msm.LocksetID(uint32(c[1])), Threads: msm.ThreadsetID(uint32(c[1] >> 32))}
+}
+
+func storeCell(c *[3]uint64, m msm.Cell) {
+	c[0] = uint64(m.State)<<60 | uint64(m.TS)&(1<<60-1)
+	c[1] = uint64(m.Locks) | uint64(m.Threads)<<32
+}
+
+func packPrev(pc uint32, tid int32, flags, size uint8) uint64 {
+	return uint64(pc) | uint64(uint16(tid))<<32 | uint64(flags)<<48 | uint64(size)<<56
+}
+
+// access runs the state machine on every granule an access touches.
+func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) {
+	write := flags&flagWrite != 0
+	a := msm.Access{Write: write, Thread: msm.ThreadID(t.tid), TS: t.epoch(), Locks: msm.LocksetID(t.held)}
+	if write {
+		a.Locks = msm.LocksetID(t.writeHeld)
+	}
+	e := env{d, t}
+	sz := uint8(size)
+	if size > 255 {
+		sz = 255
+	}
+	d.mem.Range(addr, size, func(g uint64, c *[3]uint64) {
+		d.mem.Lock(g)
+		prev := c[2]
+		next, race := msm.Step(d.machine, loadCell(c), a, e)
+		storeCell(c, next)
+		c[2] = packPrev(pc, t.tid, flags, sz)
+		d.mem.Unlock(g)
+		if race {
+			d.rep.race(t, addr, size, pc, flags, prev, next)
+		}
+	})
+}
+
+const (
+	flagRead   = 1
+	flagWrite  = 2
+	flagAtomic = 4
+)

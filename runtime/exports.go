@@ -1,0 +1,252 @@
+package main
+
+/*
+#include "hgrt.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"unsafe"
+
+	"hgrewrite/runtime/hgopts"
+	"hgrewrite/shadow"
+)
+
+// The functions below are the C side's calls into Go. Each arrives on the
+// thread it is about, with that thread's re-entrancy guard up.
+
+var opts = hgopts.Defaults()
+
+//export hgGoInit
+func hgGoInit(o *C.struct_hg_options) C.int {
+	stderr = os.NewFile(uintptr(o.err_fd), "stderr")
+	parsed, err := hgopts.Parse(os.Getenv("HG_OPTIONS"))
+	if err != nil {
+		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: %v\n", err)
+		return 1
+	}
+	opts = parsed
+	if len(opts.LogPath) >= len(o.log_path) {
+		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: log_path is longer than %d bytes\n", len(o.log_path)-1)
+		return 1
+	}
+	for i := 0; i < len(opts.LogPath); i++ {
+		o.log_path[i] = C.char(opts.LogPath[i])
+	}
+	o.stats = cbool(opts.Stats)
+	o.verbosity = C.int(opts.Verbosity)
+	o.detect = cbool(opts.Detect)
+	o.exitcode = C.int(opts.ExitCode)
+	return 0
+}
+
+func cbool(b bool) C.int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// hgGoMainThread starts the detector; the caller becomes thread 0.
+//
+//export hgGoMainThread
+func hgGoMainThread(bias uint64) int32 {
+	d, err := newDetector(opts, bias)
+	if err != nil {
+		fmt.Fprintf(stderr, "hgrewrite runtime: cannot start race detection: %v\n", err)
+		return -1
+	}
+	det = d
+	return d.newThread(nil, 0).tid
+}
+
+//export hgGoFlush
+func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
+	d := det
+	t := d.thread(tid)
+	if t == nil || d.finished.Load() {
+		return
+	}
+	for _, e := range unsafe.Slice(ev, int(n)) {
+		info := uint64(e.info)
+		pc, size, flags := uint32(info), (info>>32)&0xffff, uint8(info>>48)
+		addr := uint64(e.addr)
+		if flags&flagAtomic != 0 {
+			// Atomics are synchronisation, never races: acquire what was
+			// released on the address before, then release onto it.
+			d.acquire(t, addr)
+			d.release(t, addr)
+			continue
+		}
+		if e.len != 0 {
+			size = uint64(e.len)
+		}
+		d.access(t, addr, size, pc, flags)
+	}
+}
+
+//export hgGoThreadCreate
+func hgGoThreadCreate(parent int32, ra uint64) int32 {
+	d := det
+	p := d.thread(parent)
+	if p == nil {
+		return -1
+	}
+	c := d.newThread(p, d.linkPC(ra))
+	p.vc.Tick(uint16(p.tid))
+	return c.tid
+}
+
+//export hgGoThreadHandle
+func hgGoThreadHandle(tid int32, handle uint64) {
+	det.mu.Lock()
+	det.handles[handle] = tid
+	det.mu.Unlock()
+}
+
+//export hgGoThreadExit
+func hgGoThreadExit(tid int32) {
+	d := det
+	if t := d.thread(tid); t != nil {
+		d.mu.Lock()
+		t.exitVC = t.vc.Copy()
+		d.mu.Unlock()
+	}
+}
+
+//export hgGoThreadJoin
+func hgGoThreadJoin(tid int32, handle uint64) {
+	d := det
+	t := d.thread(tid)
+	d.mu.Lock()
+	child, ok := d.handles[handle]
+	delete(d.handles, handle)
+	var vc *shadow.VC
+	if ok && int(child) < len(d.threads) {
+		c := d.threads[child]
+		vc = c.exitVC
+		if vc == nil {
+			vc = c.vc
+		}
+	}
+	if t != nil && vc != nil {
+		t.vc.Join(vc)
+	}
+	d.mu.Unlock()
+	if t != nil {
+		t.vc.Tick(uint16(t.tid))
+	}
+}
+
+//export hgGoLock
+func hgGoLock(tid int32, addr uint64, mode C.int) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.lock(t, addr, mode == 0)
+	}
+}
+
+//export hgGoUnlock
+func hgGoUnlock(tid int32, addr uint64) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.unlock(t, addr)
+	}
+}
+
+//export hgGoBarrierInit
+func hgGoBarrierInit(addr, count uint64) {
+	d := det
+	if count == 0 {
+		count = 1
+	}
+	d.mu.Lock()
+	d.barriers[addr] = &barrier{count: count}
+	d.mu.Unlock()
+}
+
+//export hgGoBarrierArrive
+func hgGoBarrierArrive(tid int32, addr uint64) uint64 {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		return d.barrierArrive(t, addr)
+	}
+	return 0
+}
+
+//export hgGoBarrierLeave
+func hgGoBarrierLeave(tid int32, addr, gen uint64) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.barrierLeave(t, addr, gen)
+	}
+}
+
+//export hgGoRelease
+func hgGoRelease(tid int32, addr uint64) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.release(t, addr)
+	}
+}
+
+//export hgGoAcquire
+func hgGoAcquire(tid int32, addr uint64) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.acquire(t, addr)
+	}
+}
+
+// hgGoFinish ends detection and prints the summary; it returns the number
+// of races reported.
+//
+//export hgGoFinish
+func hgGoFinish() C.int {
+	d := det
+	if d == nil || d.finished.Swap(true) {
+		return 0
+	}
+	return C.int(d.rep.summary())
+}
+
+// linkPC turns a run-time code address of the main program into its
+// link-time address (what the symbolizer and the info words use).
+func (d *detector) linkPC(ra uint64) uint64 {
+	if ra >= d.bias {
+		return ra - d.bias
+	}
+	return 0
+}
+
+//export hgGoAlloc
+func hgGoAlloc(tid int32, addr, size, ra uint64) {
+	d := det
+	if d == nil || d.finished.Load() {
+		return
+	}
+	d.mem.Reset(addr, size)
+	d.heap.add(addr, size, d.linkPC(ra), tid)
+}
+
+//export hgGoFree
+func hgGoFree(tid int32, addr, size, ra uint64) {
+	d := det
+	t := d.thread(tid)
+	if t == nil || d.finished.Load() {
+		return
+	}
+	// Freeing is a write to the block; checking the first 4 KiB is enough
+	// to catch a free racing with another thread's use in practice.
+	check := size
+	if check > 4096 {
+		check = 4096
+	}
+	if check > 0 {
+		d.access(t, addr, check, uint32(d.linkPC(ra)), flagWrite)
+	}
+	d.mem.Reset(addr, size)
+	d.heap.remove(addr)
+}

@@ -1,0 +1,159 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "hgrt.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"hgrewrite/msm"
+)
+
+// reporter turns races into reports: one per racy context (the unordered
+// pair of code locations), symbolised with the program's own symbols and
+// line tables.
+type reporter struct {
+	d        *detector
+	mu       sync.Mutex
+	sym      symbolizer
+	contexts map[[2]uint32]bool
+	reports  int // printed
+	races    int // racy contexts found, printed or not
+}
+
+func (r *reporter) init(d *detector) {
+	r.d = d
+	r.contexts = map[[2]uint32]bool{}
+}
+
+func accessWord(flags uint8) string {
+	if flags&flagWrite != 0 {
+		if flags&flagRead != 0 {
+			return "Read-write"
+		}
+		return "Write"
+	}
+	return "Read"
+}
+
+// race reports that t's access made a location enter Race. prev is the
+// packed previous access from the shadow cell (0 if none was recorded).
+func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev uint64, cell msm.Cell) {
+	ppc := uint32(prev)
+	key := [2]uint32{pc, ppc}
+	if key[0] > key[1] {
+		key[0], key[1] = key[1], key[0]
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.contexts[key] {
+		return
+	}
+	r.contexts[key] = true
+	r.races++
+	if r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports {
+		return
+	}
+	r.reports++
+	var b strings.Builder
+	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: data race (pid %d)\n", os.Getpid())
+	fmt.Fprintf(&b, "  %s of size %d at %#x by thread T%d:\n", accessWord(flags), size, addr, t.tid)
+	fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(pc)))
+	if prev != 0 {
+		ptid, pflags, psize := int32(uint16(prev>>32)), uint8(prev>>48), uint8(prev>>56)
+		fmt.Fprintf(&b, "  Previous %s of size %d by thread T%d:\n", strings.ToLower(accessWord(pflags)), psize, ptid)
+		fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(ppc)))
+	}
+	b.WriteString(r.location(addr))
+	r.locksHeld(&b, t, flags)
+	r.creation(&b, t.tid)
+	if prev != 0 {
+		r.creation(&b, int32(uint16(prev>>32)))
+	}
+	fmt.Fprintf(&b, "  Detected by MSM-%s: the location is now in state %v.\n", r.d.opts.MSM, cell.State)
+	b.WriteString("==================\n")
+	r.print(b.String())
+	if r.d.opts.HaltOnError {
+		C.hg_halt(C.int(r.d.opts.ExitCode))
+	}
+}
+
+func (r *reporter) location(addr uint64) string {
+	link := addr - r.d.bias
+	if name, off, size, ok := r.sym.global(link); ok {
+		if off != 0 {
+			return fmt.Sprintf("  Location is global '%s' at offset %d (of size %d) at %#x (%s+%#x)\n", name, off, size, addr, r.sym.name, link)
+		}
+		return fmt.Sprintf("  Location is global '%s' of size %d at %#x (%s+%#x)\n", name, size, addr, r.sym.name, link)
+	}
+	if start, blk, ok := r.d.heap.find(addr); ok {
+		where := "an unknown site"
+		if blk.pc != 0 {
+			where = r.sym.code(blk.pc)
+		}
+		return fmt.Sprintf("  Location is heap block of size %d at %#x (offset %d), allocated by thread T%d at:\n    #0 %s\n",
+			blk.size, start, addr-start, blk.tid, where)
+	}
+	return fmt.Sprintf("  Location at %#x is not a global variable or live heap block of %s (stack or a library's memory).\n", addr, r.sym.name)
+}
+
+func (r *reporter) locksHeld(b *strings.Builder, t *thread, flags uint8) {
+	id := t.held
+	if flags&flagWrite != 0 {
+		id = t.writeHeld
+	}
+	locks := r.d.locks.Members(id)
+	if len(locks) == 0 {
+		fmt.Fprintf(b, "  Locks held by T%d: none\n", t.tid)
+		return
+	}
+	var names []string
+	for _, l := range locks {
+		if name, _, _, ok := r.sym.global(l - r.d.bias); ok {
+			names = append(names, fmt.Sprintf("%s (%#x)", name, l))
+		} else {
+			names = append(names, fmt.Sprintf("%#x", l))
+		}
+	}
+	fmt.Fprintf(b, "  Locks held by T%d: %s\n", t.tid, strings.Join(names, ", "))
+}
+
+func (r *reporter) creation(b *strings.Builder, tid int32) {
+	t := r.d.thread(tid)
+	switch {
+	case t == nil:
+	case tid == 0:
+		fmt.Fprintf(b, "  Thread T0 is the main thread.\n")
+	case t.createPC != 0:
+		fmt.Fprintf(b, "  Thread T%d created by T%d at:\n    #0 %s\n", tid, t.parent, r.sym.code(t.createPC))
+	default:
+		fmt.Fprintf(b, "  Thread T%d created by T%d.\n", tid, t.parent)
+	}
+}
+
+func (r *reporter) print(s string) {
+	cs := C.CString(s)
+	C.hg_print(cs)
+	C.free(unsafe.Pointer(cs))
+}
+
+// summary prints the exit summary and returns the number of racy contexts.
+func (r *reporter) summary() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.races > 0 {
+		extra := ""
+		if r.races > r.reports {
+			extra = fmt.Sprintf(" (%d printed, max_reports=%d)", r.reports, r.d.opts.MaxReports)
+		}
+		r.print(fmt.Sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.name, extra))
+	}
+	return r.races
+}

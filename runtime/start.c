@@ -1,0 +1,155 @@
+/* start.c: start-up and exit of the runtime in a rewritten program.
+ *
+ * At start-up (a constructor that runs after the Go runtime's initialiser,
+ * see TestRuntimeInitOrder) it reads HG_OPTIONS through the Go side, finds
+ * the header hgrewrite left in the main program and fills its entry slots.
+ * At exit it prints the statistics and the race summary and applies the
+ * exit-status rule. Nothing here calls into Go in a forked child: a child
+ * inherits the Go runtime's locks but not its threads, so detection is
+ * switched off there with a one-line notice.
+ */
+#define _GNU_SOURCE
+#include "hgrt.h"
+
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "_cgo_export.h"
+
+struct hg_options hg_opts = {.err_fd = 2, .exitcode = 66};
+static int hg_forked_child;
+static struct hg_header *hg_hdr;
+static uint64_t hg_bias; /* load bias of the main program */
+
+void hg_arena_init(void);
+void hg_access(uint64_t addr, uint64_t info);
+void hg_range(uint64_t addr, uint64_t info, uint64_t count);
+
+/* hg_print writes one line to the runtime's stderr, or to log_path.<pid>. */
+void hg_print(const char *line)
+{
+	int fd = hg_opts.err_fd, opened = 0;
+	if (hg_opts.log_path[0]) {
+		char path[sizeof hg_opts.log_path + 32];
+		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, (int)getpid());
+		int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (f >= 0)
+			fd = f, opened = 1;
+	}
+	size_t n = strlen(line);
+	while (n > 0) {
+		ssize_t w = write(fd, line, n);
+		if (w <= 0)
+			break;
+		line += w;
+		n -= (size_t)w;
+	}
+	if (opened)
+		close(fd);
+}
+
+void hg_halt(int code)
+{
+	fflush(NULL);
+	_exit(code);
+}
+
+static void hg_fatal(const char *msg)
+{
+	char line[512];
+	snprintf(line, sizeof line, "hgrewrite runtime: %s\n", msg);
+	hg_print(line);
+	_exit(2);
+}
+
+static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	struct hg_header **out = data;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_W) || p->p_memsz < sizeof(struct hg_header))
+			continue;
+		struct hg_header *h = (struct hg_header *)(info->dlpi_addr + p->p_vaddr);
+		if (memcmp(h->magic, HG_MAGIC, 8) == 0) {
+			*out = h;
+			hg_bias = info->dlpi_addr;
+			break;
+		}
+	}
+	return 1; /* the first object is the main program: stop there */
+}
+
+static void hg_atfork_child(void)
+{
+	hg_forked_child = 1;
+	if (hg_detect) {
+		hg_detect = 0;
+		if (hg_opts.verbosity > 0)
+			hg_print("hgrewrite: race detection is off in this forked child process\n");
+	}
+}
+
+__attribute__((constructor)) static void hg_init(void)
+{
+	hg_arena_init();
+	hg_opts.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	if (hg_opts.err_fd < 0)
+		hg_opts.err_fd = 2;
+	if (hgGoInit(&hg_opts) != 0)
+		_exit(2); /* the Go side printed why */
+	dl_iterate_phdr(hg_find_phdr, &hg_hdr);
+	if (hg_hdr == NULL)
+		return; /* loaded by a program hgrewrite did not rewrite: nothing to do */
+	if (hg_hdr->version != HG_VERSION)
+		hg_fatal("this executable was rewritten by a different hgrewrite version; rewrite it again");
+	pthread_atfork(NULL, NULL, hg_atfork_child);
+	struct hg_thread *t = hg_current();
+	if (hg_opts.detect) {
+		t->tid = hgGoMainThread((GoUint64)hg_bias);
+		hg_detect = t->tid >= 0;
+	}
+	hg_hdr->slot_access = (uint64_t)(uintptr_t)&hg_access;
+	hg_hdr->slot_range = (uint64_t)(uintptr_t)&hg_range;
+}
+
+static void hg_print_stats(void)
+{
+	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0;
+	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
+		acc += t->accesses;
+		ranges += t->ranges;
+		bytes += t->bytes;
+		threads++;
+	}
+	char line[256];
+	snprintf(line, sizeof line,
+		 "hgrewrite: pid %d: %llu memory accesses checked, %llu string ranges (%llu bytes), %llu threads\n",
+		 (int)getpid(), (unsigned long long)acc, (unsigned long long)ranges, (unsigned long long)bytes,
+		 (unsigned long long)threads);
+	hg_print(line);
+}
+
+__attribute__((destructor)) static void hg_fini(void)
+{
+	if (hg_hdr == NULL)
+		return;
+	int races = 0;
+	if (hg_detect) {
+		struct hg_thread *t = hg_current();
+		hg_flush(t);
+		t->in_rt = 1; /* from here on, accesses are only counted */
+		races = hgGoFinish();
+	}
+	if (hg_opts.stats)
+		hg_print_stats();
+	if (races > 0 && hg_opts.exitcode != 0) {
+		fflush(NULL); /* the program's buffered output must not be lost */
+		_exit(hg_opts.exitcode);
+	}
+}

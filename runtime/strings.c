@@ -1,0 +1,165 @@
+/* strings.c: interposed memory and string functions, reported as range
+ * accesses. glibc's own code is not rewritten, so without these a memcpy
+ * racing with a plain write would go unseen. The ranges are buffered like
+ * the trampolines' accesses (no flush: these are hot). The real functions
+ * come from dlsym; while dlsym itself runs (it may copy memory), simple
+ * byte loops stand in.
+ */
+#define _GNU_SOURCE
+#include "hgrt.h"
+
+#include <dlfcn.h>
+#include <stddef.h>
+#include <string.h>
+
+struct hg_thread *hg_current(void);
+uint64_t hg_link_pc(void *ra); /* wrappers.c */
+
+static __thread int hg_resolving;
+
+static void *resolve(const char *name)
+{
+	hg_resolving = 1;
+	void *f = dlsym(RTLD_NEXT, name);
+	hg_resolving = 0;
+	return f;
+}
+
+/* hg_note buffers one range access made by a wrapped function. */
+static void hg_note(const void *addr, size_t len, int flags, void *ra)
+{
+	if (!hg_detect || len == 0)
+		return;
+	struct hg_thread *t = hg_current();
+	if (t->in_rt || t->tid < 0 || !t->buf)
+		return;
+	t->ranges++;
+	t->bytes += len;
+	struct hg_event *e = &t->buf[t->n++];
+	e->addr = (uint64_t)(uintptr_t)addr;
+	e->info = (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)1 << 32 | (uint64_t)flags << 48;
+	e->len = len;
+	if (t->n == HG_EVENTS)
+		hg_flush(t);
+}
+
+#define RA __builtin_return_address(0)
+
+void *memcpy(void *dst, const void *src, size_t n)
+{
+	static void *(*real)(void *, const void *, size_t);
+	if (!real) {
+		if (hg_resolving) {
+			for (size_t i = 0; i < n; i++)
+				((char *)dst)[i] = ((const char *)src)[i];
+			return dst;
+		}
+		real = resolve("memcpy");
+	}
+	hg_note(src, n, HG_READ, RA);
+	hg_note(dst, n, HG_WRITE, RA);
+	return real(dst, src, n);
+}
+
+void *memmove(void *dst, const void *src, size_t n)
+{
+	static void *(*real)(void *, const void *, size_t);
+	if (!real) {
+		if (hg_resolving) {
+			char tmp[256];
+			if (n <= sizeof tmp) {
+				for (size_t i = 0; i < n; i++)
+					tmp[i] = ((const char *)src)[i];
+				for (size_t i = 0; i < n; i++)
+					((char *)dst)[i] = tmp[i];
+				return dst;
+			}
+		}
+		real = resolve("memmove");
+	}
+	hg_note(src, n, HG_READ, RA);
+	hg_note(dst, n, HG_WRITE, RA);
+	return real(dst, src, n);
+}
+
+void *memset(void *dst, int c, size_t n)
+{
+	static void *(*real)(void *, int, size_t);
+	if (!real) {
+		if (hg_resolving) {
+			for (size_t i = 0; i < n; i++)
+				((char *)dst)[i] = (char)c;
+			return dst;
+		}
+		real = resolve("memset");
+	}
+	hg_note(dst, n, HG_WRITE, RA);
+	return real(dst, c, n);
+}
+
+size_t strlen(const char *s)
+{
+	static size_t (*real)(const char *);
+	if (!real) {
+		if (hg_resolving) {
+			size_t n = 0;
+			while (s[n])
+				n++;
+			return n;
+		}
+		real = resolve("strlen");
+	}
+	size_t n = real(s);
+	hg_note(s, n + 1, HG_READ, RA);
+	return n;
+}
+
+char *strcpy(char *dst, const char *src)
+{
+	static char *(*real)(char *, const char *);
+	if (!real)
+		real = resolve("strcpy");
+	static size_t (*len)(const char *);
+	if (!len)
+		len = resolve("strlen");
+	size_t n = len(src) + 1;
+	hg_note(src, n, HG_READ, RA);
+	hg_note(dst, n, HG_WRITE, RA);
+	return real(dst, src);
+}
+
+int memcmp(const void *a, const void *b, size_t n)
+{
+	static int (*real)(const void *, const void *, size_t);
+	if (!real) {
+		if (hg_resolving) {
+			for (size_t i = 0; i < n; i++)
+				if (((const unsigned char *)a)[i] != ((const unsigned char *)b)[i])
+					return ((const unsigned char *)a)[i] - ((const unsigned char *)b)[i];
+			return 0;
+		}
+		real = resolve("memcmp");
+	}
+	hg_note(a, n, HG_READ, RA);
+	hg_note(b, n, HG_READ, RA);
+	return real(a, b, n);
+}
+
+int strcmp(const char *a, const char *b)
+{
+	static int (*real)(const char *, const char *);
+	if (!real) {
+		if (hg_resolving) {
+			while (*a && *a == *b)
+				a++, b++;
+			return (unsigned char)*a - (unsigned char)*b;
+		}
+		real = resolve("strcmp");
+	}
+	size_t i = 0;
+	while (a[i] && a[i] == b[i])
+		i++;
+	hg_note(a, i + 1, HG_READ, RA);
+	hg_note(b, i + 1, HG_READ, RA);
+	return real(a, b);
+}

@@ -1,0 +1,403 @@
+/* wrappers.c: interposed synchronisation functions.
+ *
+ * The runtime library is the first DT_NEEDED of every rewritten program, so
+ * these definitions win over libc's for the whole process (libstdc++
+ * included), as LD_PRELOAD would; the real functions come from
+ * dlsym(RTLD_NEXT). The Go runtime inside this library calls some of them
+ * too (the library is linked -Bsymbolic): calls whose return address lies in
+ * this library pass straight through, before and after start-up.
+ *
+ * Every wrapper first hands the thread's buffered accesses to the Go side
+ * (hg_flush), so that they are processed with the segment and lockset they
+ * were made under; then it tells the Go side what the operation means:
+ * lock/unlock change the thread's lockset (the hybrid algorithm takes no
+ * happens-before from locks), the others are releases and acquires on the
+ * object's address (ch. 5.1.2).
+ */
+#define _GNU_SOURCE
+#include "hgrt.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "_cgo_export.h"
+
+/* ---- is the caller the program, or this library? ---- */
+
+static uintptr_t hg_lib_lo, hg_lib_hi;
+
+static int hg_lib_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	uintptr_t self = (uintptr_t)data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD)
+			continue;
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + p->p_memsz > hi)
+			hi = a + p->p_memsz;
+	}
+	if (self >= lo && self < hi) {
+		hg_lib_lo = lo;
+		__atomic_store_n(&hg_lib_hi, hi, __ATOMIC_RELEASE);
+		return 1;
+	}
+	return 0;
+}
+
+static int hg_from_runtime(void *ra)
+{
+	if (__atomic_load_n(&hg_lib_hi, __ATOMIC_ACQUIRE) == 0)
+		dl_iterate_phdr(hg_lib_range, (void *)(uintptr_t)&hg_lib_range);
+	uintptr_t a = (uintptr_t)ra;
+	return a >= hg_lib_lo && a < hg_lib_hi;
+}
+
+/* hg_active returns the calling thread's record when the call must be
+ * tracked: detection on, called by the program, not from inside the runtime. */
+static struct hg_thread *hg_active(void *ra)
+{
+	if (!hg_detect || hg_from_runtime(ra))
+		return NULL;
+	struct hg_thread *t = hg_current();
+	if (t->in_rt || t->tid < 0)
+		return NULL;
+	hg_flush(t);
+	return t;
+}
+
+/* hg_link_pc turns a return address into the main program's link-time
+ * address when it lies in the main program, else 0. */
+static uintptr_t hg_main_lo, hg_main_hi, hg_main_bias;
+
+static int hg_main_range(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	uintptr_t lo = UINTPTR_MAX, hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
+			continue;
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+		if (a < lo)
+			lo = a;
+		if (a + p->p_memsz > hi)
+			hi = a + p->p_memsz;
+	}
+	hg_main_lo = lo;
+	hg_main_bias = info->dlpi_addr;
+	__atomic_store_n(&hg_main_hi, hi, __ATOMIC_RELEASE);
+	return 1; /* the main program only */
+}
+
+uint64_t hg_link_pc(void *ra)
+{
+	if (__atomic_load_n(&hg_main_hi, __ATOMIC_ACQUIRE) == 0)
+		dl_iterate_phdr(hg_main_range, NULL);
+	uintptr_t a = (uintptr_t)ra;
+	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
+}
+
+/* hg_tracked is hg_active for callers outside this file. */
+struct hg_thread *hg_tracked(void *ra)
+{
+	return hg_active(ra);
+}
+
+#define REAL(name) real_##name
+#define DEFINE_REAL(ret, name, ...)                                   \
+	static ret (*real_##name)(__VA_ARGS__);                         \
+	static void resolve_##name(void)                                \
+	{                                                               \
+		if (!real_##name)                                       \
+			real_##name = dlsym(RTLD_NEXT, #name);          \
+	}
+
+#define RA __builtin_return_address(0)
+
+/* Go-side calls made with the re-entrancy guard up. */
+#define GO(t, call)          \
+	do {                 \
+		(t)->in_rt = 1; \
+		call;        \
+		(t)->in_rt = 0; \
+	} while (0)
+
+/* ---- threads ---- */
+
+struct hg_start {
+	void *(*fn)(void *);
+	void *arg;
+	int32_t tid;
+};
+
+DEFINE_REAL(int, pthread_create, pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
+DEFINE_REAL(int, pthread_join, pthread_t, void **)
+DEFINE_REAL(void, pthread_exit, void *)
+
+static void hg_thread_done(struct hg_thread *t)
+{
+	hg_flush(t);
+	GO(t, hgGoThreadExit(t->tid));
+}
+
+static void *hg_thread_start(void *p)
+{
+	struct hg_start s = *(struct hg_start *)p;
+	free(p);
+	struct hg_thread *t = hg_current();
+	t->tid = s.tid;
+	void *ret = s.fn(s.arg);
+	if (hg_detect && t->tid >= 0)
+		hg_thread_done(t);
+	return ret;
+}
+
+int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+{
+	resolve_pthread_create();
+	struct hg_thread *t = hg_active(RA);
+	if (!t)
+		return REAL(pthread_create)(th, attr, fn, arg);
+	struct hg_start *s = malloc(sizeof *s);
+	if (!s)
+		return REAL(pthread_create)(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	GO(t, s->tid = hgGoThreadCreate(t->tid, (GoUint64)(uintptr_t)RA));
+	int r = REAL(pthread_create)(th, attr, hg_thread_start, s);
+	if (r != 0) {
+		free(s);
+		return r;
+	}
+	GO(t, hgGoThreadHandle(s->tid, (GoUint64)*th));
+	return r;
+}
+
+int pthread_join(pthread_t th, void **ret)
+{
+	resolve_pthread_join();
+	struct hg_thread *t = hg_active(RA);
+	int r = REAL(pthread_join)(th, ret);
+	if (t && r == 0)
+		GO(t, hgGoThreadJoin(t->tid, (GoUint64)th));
+	return r;
+}
+
+void pthread_exit(void *ret)
+{
+	resolve_pthread_exit();
+	struct hg_thread *t = hg_active(RA);
+	if (t)
+		hg_thread_done(t);
+	REAL(pthread_exit)(ret);
+	__builtin_unreachable();
+}
+
+/* ---- locks: lockset only ---- */
+
+#define LOCK_WRAPPER(name, type, mode)                                     \
+	DEFINE_REAL(int, name, type *)                                     \
+	int name(type *m)                                                  \
+	{                                                                  \
+		resolve_##name();                                          \
+		struct hg_thread *t = hg_active(RA);                       \
+		int r = REAL(name)(m);                                     \
+		if (t && r == 0)                                           \
+			GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, mode)); \
+		return r;                                                  \
+	}
+
+#define UNLOCK_WRAPPER(name, type)                                      \
+	DEFINE_REAL(int, name, type *)                                  \
+	int name(type *m)                                               \
+	{                                                               \
+		resolve_##name();                                       \
+		struct hg_thread *t = hg_active(RA);                    \
+		if (t)                                                  \
+			GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m)); \
+		return REAL(name)(m);                                   \
+	}
+
+LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
+LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, 0)
+UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+LOCK_WRAPPER(pthread_spin_lock, pthread_spinlock_t, 0)
+LOCK_WRAPPER(pthread_spin_trylock, pthread_spinlock_t, 0)
+UNLOCK_WRAPPER(pthread_spin_unlock, pthread_spinlock_t)
+LOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, 0)
+LOCK_WRAPPER(pthread_rwlock_trywrlock, pthread_rwlock_t, 0)
+LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, 1)
+LOCK_WRAPPER(pthread_rwlock_tryrdlock, pthread_rwlock_t, 1)
+UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
+
+DEFINE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *)
+int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
+{
+	resolve_pthread_mutex_timedlock();
+	struct hg_thread *t = hg_active(RA);
+	int r = REAL(pthread_mutex_timedlock)(m, ts);
+	if (t && r == 0)
+		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+	return r;
+}
+
+/* ---- happens-before: release on the object, acquire on it ---- */
+
+static void hg_release(struct hg_thread *t, void *obj)
+{
+	if (t)
+		GO(t, hgGoRelease(t->tid, (GoUint64)(uintptr_t)obj));
+}
+
+static void hg_acquire(struct hg_thread *t, void *obj)
+{
+	if (t)
+		GO(t, hgGoAcquire(t->tid, (GoUint64)(uintptr_t)obj));
+}
+
+/* Condition variables (plain ch. 5.1.2 semantics). Waiting releases and
+ * re-acquires the mutex: the lockset follows. */
+DEFINE_REAL(int, pthread_cond_signal, pthread_cond_t *)
+DEFINE_REAL(int, pthread_cond_broadcast, pthread_cond_t *)
+DEFINE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
+DEFINE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
+
+int pthread_cond_signal(pthread_cond_t *c)
+{
+	resolve_pthread_cond_signal();
+	hg_release(hg_active(RA), c);
+	return REAL(pthread_cond_signal)(c);
+}
+
+int pthread_cond_broadcast(pthread_cond_t *c)
+{
+	resolve_pthread_cond_broadcast();
+	hg_release(hg_active(RA), c);
+	return REAL(pthread_cond_broadcast)(c);
+}
+
+int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
+{
+	resolve_pthread_cond_wait();
+	struct hg_thread *t = hg_active(RA);
+	if (t)
+		GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m));
+	int r = REAL(pthread_cond_wait)(c, m);
+	if (t) {
+		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+		hg_acquire(t, c);
+	}
+	return r;
+}
+
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
+{
+	resolve_pthread_cond_timedwait();
+	struct hg_thread *t = hg_active(RA);
+	if (t)
+		GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m));
+	int r = REAL(pthread_cond_timedwait)(c, m, ts);
+	if (t) {
+		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+		if (r == 0)
+			hg_acquire(t, c);
+	}
+	return r;
+}
+
+/* Semaphores. */
+DEFINE_REAL(int, sem_post, sem_t *)
+DEFINE_REAL(int, sem_wait, sem_t *)
+DEFINE_REAL(int, sem_trywait, sem_t *)
+DEFINE_REAL(int, sem_timedwait, sem_t *, const struct timespec *)
+
+int sem_post(sem_t *s)
+{
+	resolve_sem_post();
+	hg_release(hg_active(RA), s);
+	return REAL(sem_post)(s);
+}
+
+#define SEM_WAIT(name, ...)                                      \
+	{                                                        \
+		resolve_##name();                                \
+		struct hg_thread *t = hg_active(RA);             \
+		int r = REAL(name)(__VA_ARGS__);                 \
+		if (r == 0)                                      \
+			hg_acquire(t, s);                        \
+		return r;                                        \
+	}
+int sem_wait(sem_t *s) SEM_WAIT(sem_wait, s)
+int sem_trywait(sem_t *s) SEM_WAIT(sem_trywait, s)
+int sem_timedwait(sem_t *s, const struct timespec *ts) SEM_WAIT(sem_timedwait, s, ts)
+
+/* Barriers: everyone releases into the round's clock before anyone can
+ * leave, then acquires that round's clock (see detector.go, barrier). */
+DEFINE_REAL(int, pthread_barrier_init, pthread_barrier_t *, const pthread_barrierattr_t *, unsigned)
+DEFINE_REAL(int, pthread_barrier_wait, pthread_barrier_t *)
+int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned n)
+{
+	resolve_pthread_barrier_init();
+	struct hg_thread *t = hg_active(RA);
+	int r = REAL(pthread_barrier_init)(b, a, n);
+	if (t && r == 0)
+		GO(t, hgGoBarrierInit((GoUint64)(uintptr_t)b, n));
+	return r;
+}
+
+int pthread_barrier_wait(pthread_barrier_t *b)
+{
+	resolve_pthread_barrier_wait();
+	struct hg_thread *t = hg_active(RA);
+	GoUint64 gen = 0;
+	if (t)
+		GO(t, gen = hgGoBarrierArrive(t->tid, (GoUint64)(uintptr_t)b));
+	int r = REAL(pthread_barrier_wait)(b);
+	if (t)
+		GO(t, hgGoBarrierLeave(t->tid, (GoUint64)(uintptr_t)b, gen));
+	return r;
+}
+
+/* pthread_once: the initialiser's effects happen before every return. */
+DEFINE_REAL(int, pthread_once, pthread_once_t *, void (*)(void))
+static __thread void (*hg_once_fn)(void);
+static __thread pthread_once_t *hg_once_obj;
+
+static void hg_once_run(void)
+{
+	void (*fn)(void) = hg_once_fn;
+	pthread_once_t *o = hg_once_obj;
+	fn();
+	struct hg_thread *t = hg_current();
+	if (hg_detect && !t->in_rt && t->tid >= 0) {
+		hg_flush(t);
+		hg_release(t, o);
+	}
+}
+
+int pthread_once(pthread_once_t *o, void (*fn)(void))
+{
+	resolve_pthread_once();
+	struct hg_thread *t = hg_active(RA);
+	if (!t)
+		return REAL(pthread_once)(o, fn);
+	void (*saved_fn)(void) = hg_once_fn;
+	pthread_once_t *saved_obj = hg_once_obj;
+	hg_once_fn = fn;
+	hg_once_obj = o;
+	int r = REAL(pthread_once)(o, hg_once_run);
+	hg_once_fn = saved_fn;
+	hg_once_obj = saved_obj;
+	hg_acquire(t, o);
+	return r;
+}

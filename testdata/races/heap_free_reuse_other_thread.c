@@ -1,0 +1,106 @@
+/* verdict: race-free
+ * needs: lib
+ * expect-exit: 0
+ */
+/* The first owner allocates a 4000-byte block, writes all of it, and
+ * frees it; only then (it polls a mutex-protected stage) does the second
+ * owner allocate a block of the same size, which glibc normally places at
+ * the same address: mallopt(M_ARENA_MAX, 1) makes all threads share one
+ * arena, and blocks of this size bypass the per-thread caches. The second
+ * owner writes and reads the new block. C11 7.22.3p2: a deallocation
+ * synchronises with the next allocation of the same memory, so the two
+ * owners' accesses are ordered; the detector must forget the old block's
+ * history on free (or treat malloc as a fresh allocation). Nothing else
+ * orders the two threads' block accesses for a hybrid detector that draws
+ * no happens-before from locks. */
+#define _GNU_SOURCE
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define BLOCK_BYTES 4000
+
+pthread_mutex_t stage_mu = PTHREAD_MUTEX_INITIALIZER;
+int stage;                  /* protected by stage_mu: 1 = second owner ready,
+                               2 = block freed */
+long second_owner_sum;
+
+__attribute__((noinline)) static unsigned char *alloc_block(void)
+{
+    unsigned char *p = malloc(BLOCK_BYTES);
+    if (!p)
+        abort();
+    return p;
+}
+
+static void set_up_thread_cache(void)
+{
+    /* A thread's first malloc also allocates its cache structure from the
+     * arena; do that now, not inside the freed block later. (volatile:
+     * gcc may delete a malloc/free pair otherwise.) */
+    void *volatile warm = malloc(16);
+    free(warm);
+}
+
+static void set_stage(int v)
+{
+    pthread_mutex_lock(&stage_mu);
+    stage = v;
+    pthread_mutex_unlock(&stage_mu);
+}
+
+static void await_stage(int v)
+{
+    for (;;) {
+        pthread_mutex_lock(&stage_mu);
+        int now = stage;
+        pthread_mutex_unlock(&stage_mu);
+        if (now >= v)
+            return;
+        sched_yield();
+    }
+}
+
+static void *first_owner(void *arg)
+{
+    (void)arg;
+    set_up_thread_cache();
+    await_stage(1);
+    unsigned char *p = alloc_block();
+    for (int i = 0; i < BLOCK_BYTES; i += 4)
+        p[i] = (unsigned char)i;
+    free(p);
+    set_stage(2);
+    return NULL;
+}
+
+static void *second_owner(void *arg)
+{
+    (void)arg;
+    set_up_thread_cache();
+    set_stage(1);
+    await_stage(2);
+    unsigned char *q = alloc_block();
+    for (int i = 0; i < BLOCK_BYTES; i += 4)
+        q[i] = 1;
+    long sum = 0;
+    for (int i = 0; i < BLOCK_BYTES; i += 4)
+        sum += q[i];
+    free(q);
+    second_owner_sum = sum;
+    return NULL;
+}
+
+int main(void)
+{
+    pthread_t a, b;
+    mallopt(M_ARENA_MAX, 1);
+    pthread_create(&a, NULL, first_owner, NULL);
+    pthread_create(&b, NULL, second_owner, NULL);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    printf("heap_free_reuse_other_thread: %ld\n", second_owner_sum);
+    return 0;
+}
