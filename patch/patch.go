@@ -65,11 +65,16 @@ type Result struct {
 	Stats   Stats
 }
 
-// Access flags passed to the runtime in the info word.
+// Access flags passed to the runtime in the info word. An atomic access
+// calls the runtime twice: before the instruction (InfoAtomic: the release
+// half, with the address) and after it (InfoAtomic|InfoPost: the acquire
+// half; the runtime remembers the address from the first call, since the
+// instruction may have changed the registers that formed it).
 const (
 	InfoRead   = 1
 	InfoWrite  = 2
 	InfoAtomic = 4
+	InfoPost   = 8
 )
 
 // Info packs what the runtime learns about one access: the instruction's
@@ -329,6 +334,12 @@ func (b *builder) trampoline(p *planned) error {
 		if buf, err = b.relocate(buf, in); err != nil {
 			break
 		}
+		if in.Flags&disasm.HasMem != 0 && in.Mem.Access&disasm.Atomic != 0 && b.skipReason(p.block, in) == "" {
+			// The acquire half of an atomic read-modify-write is after it.
+			if buf, err = b.postGlue(buf, in, flagsDead(insts[i+1:])); err != nil {
+				break
+			}
+		}
 		last = in
 	}
 	if err == nil && last != nil && fallsThrough(last.Kind) {
@@ -391,6 +402,21 @@ func (b *builder) glue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, error
 	}
 	buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access))))
 	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {
+		return buf, err
+	}
+	return put(buf, leave, 0), nil
+}
+
+// postGlue appends the call after an atomic instruction.
+func (b *builder) postGlue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, error) {
+	enter, leave := b.t.enter, b.t.leave
+	if noFlags {
+		enter, leave = b.t.enterNF, b.t.leaveNF
+	}
+	buf = put(buf, enter, 0)
+	buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access)|InfoPost)))
+	var err error
+	if buf, err = putRel(buf, b.lay.TextAddr, b.t.callSlot, b.lay.SlotAccess); err != nil {
 		return buf, err
 	}
 	return put(buf, leave, 0), nil

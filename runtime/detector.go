@@ -266,4 +266,5 @@ const (
 	flagRead   = 1
 	flagWrite  = 2
 	flagAtomic = 4
+	flagPost   = 8
 )

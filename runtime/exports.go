@@ -74,10 +74,14 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint8(info>>48)
 		addr := uint64(e.addr)
 		if flags&flagAtomic != 0 {
-			// Atomics are synchronisation, never races: acquire what was
-			// released on the address before, then release onto it.
-			d.acquire(t, addr)
-			d.release(t, addr)
+			// Atomics are synchronisation, never races: before the
+			// instruction, release onto the address; after it, acquire
+			// what was released there (see patch.InfoPost).
+			if flags&flagPost != 0 {
+				d.acquire(t, addr)
+			} else {
+				d.release(t, addr)
+			}
 			continue
 		}
 		if e.len != 0 {

@@ -147,7 +147,14 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info)
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t == NULL, 0))
 		t = hg_register();
-	hg_add(&t->accesses, 1, t);
+	if (__builtin_expect(HG_INFO_FLAGS(info) & HG_ATOMIC, 0)) {
+		if (HG_INFO_FLAGS(info) & HG_POST)
+			addr = t->last_atomic; /* the registers may have changed */
+		else
+			t->last_atomic = addr;
+	}
+	if (!(HG_INFO_FLAGS(info) & HG_POST))
+		hg_add(&t->accesses, 1, t);
 	hg_push(t, addr, info, 0);
 }
 

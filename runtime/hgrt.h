@@ -33,6 +33,7 @@ struct hg_header {
 #define HG_READ 1
 #define HG_WRITE 2
 #define HG_ATOMIC 4
+#define HG_POST 8 /* second call of an atomic access, after the instruction */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -58,6 +59,7 @@ struct hg_thread {
 	uint32_t pad;
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
+	uint64_t last_atomic; /* address of the atomic access in progress */
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */

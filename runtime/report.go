@@ -78,6 +78,11 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 		r.creation(&b, int32(uint16(prev>>32)))
 	}
 	fmt.Fprintf(&b, "  Detected by MSM-%s: the location is now in state %v.\n", r.d.opts.MSM, cell.State)
+	if r.d.opts.Verbosity > 0 {
+		pt := epochTID(cell.TS)
+		fmt.Fprintf(&b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&clockMask,
+			t.tid, pt, t.vc.Get(pt))
+	}
 	b.WriteString("==================\n")
 	r.print(b.String())
 	if r.d.opts.HaltOnError {

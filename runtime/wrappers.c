@@ -173,13 +173,16 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return REAL(pthread_create)(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
-	GO(t, s->tid = hgGoThreadCreate(t->tid, (GoUint64)(uintptr_t)RA));
+	int32_t tid;
+	GO(t, tid = hgGoThreadCreate(t->tid, (GoUint64)(uintptr_t)RA));
+	s->tid = tid;
 	int r = REAL(pthread_create)(th, attr, hg_thread_start, s);
 	if (r != 0) {
 		free(s);
 		return r;
 	}
-	GO(t, hgGoThreadHandle(s->tid, (GoUint64)*th));
+	/* s belongs to the child now (it may be freed already): use tid. */
+	GO(t, hgGoThreadHandle(tid, (GoUint64)*th));
 	return r;
 }
 
