@@ -297,3 +297,23 @@ func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[st
 		t.Error(err)
 	}
 }
+
+// TestStress is the detection runtime's stress test: 8 threads, more than
+// 10^7 checked accesses and 16,000 lock operations complete and give the
+// same verdict as a small run: one race, on stress_racy.
+func TestStress(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "stress", "stress.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	rewriteOK(t, bin, bin+".hg")
+	for _, rounds := range []string{"5", "2000"} {
+		out := runProg(t, []string{"HG_OPTIONS=stats=1"}, bin+".hg", rounds)
+		named := reportRE.FindAllStringSubmatch(string(out.stderr), -1)
+		if out.status != "exit 66" || len(named) != 1 || named[0][1] != "stress_racy" {
+			t.Errorf("rounds=%s: %s, reports %v; want exit 66 and one report on stress_racy\n%s", rounds, out.status, named, clip(out.stderr))
+		}
+		if c := accessCounts(out.stderr); rounds == "2000" && (len(c) != 1 || c[0] < 10_000_000) {
+			t.Errorf("rounds=2000: %v accesses checked, want at least 10^7", c)
+		}
+	}
+}
