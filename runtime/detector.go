@@ -71,7 +71,7 @@ func (d *detector) newThread(parent *thread, pc uint64) *thread {
 		t.vc = parent.vc.Copy()
 		t.parent = parent.tid
 	}
-	t.vc.Tick(uint16(t.tid))
+	d.tick(t)
 	d.threads = append(d.threads, t)
 	return t
 }
@@ -83,6 +83,13 @@ func (d *detector) thread(tid int32) *thread {
 		return nil
 	}
 	return d.threads[tid]
+}
+
+// tick starts a new segment of t and tells the C fast path (fastfilter.c)
+// the new epoch, so that it can skip accesses that cannot change a cell.
+func (d *detector) tick(t *thread) {
+	t.vc.Tick(uint16(t.tid))
+	publishEpoch(t.tid, uint64(t.epoch()))
 }
 
 // epoch is TS_t, the current segment of t, as stored in shadow cells:
@@ -153,7 +160,7 @@ func (d *detector) barrierArrive(t *thread, addr uint64) uint64 {
 	}
 	vc.Join(t.vc)
 	d.mu.Unlock()
-	t.vc.Tick(uint16(t.tid))
+	d.tick(t)
 	return gen
 }
 
@@ -163,7 +170,7 @@ func (d *detector) barrierLeave(t *thread, addr, gen uint64) {
 		t.vc.Join(b.gens[gen])
 	}
 	d.mu.Unlock()
-	t.vc.Tick(uint16(t.tid))
+	d.tick(t)
 }
 
 // release publishes t's past on obj: TS_obj <- TS_obj joined with TS_t, and t
@@ -177,7 +184,7 @@ func (d *detector) release(t *thread, obj uint64) {
 	}
 	vc.Join(t.vc)
 	d.mu.Unlock()
-	t.vc.Tick(uint16(t.tid))
+	d.tick(t)
 }
 
 // acquire makes t's new segment happen after everything released on obj.
@@ -187,7 +194,7 @@ func (d *detector) acquire(t *thread, obj uint64) {
 		t.vc.Join(vc)
 	}
 	d.mu.Unlock()
-	t.vc.Tick(uint16(t.tid))
+	d.tick(t)
 }
 
 // env answers the state machines' questions for one access by t.
@@ -267,4 +274,6 @@ const (
 	flagWrite  = 2
 	flagAtomic = 4
 	flagPost   = 8
+	flagAlloc  = 16
+	flagFree   = 32
 )

@@ -59,6 +59,7 @@ func hgGoMainThread(bias uint64) int32 {
 		return -1
 	}
 	det = d
+	publishShadow(d.mem)
 	return d.newThread(nil, 0).tid
 }
 
@@ -73,6 +74,10 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		info := uint64(e.info)
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint8(info>>48)
 		addr := uint64(e.addr)
+		if flags&(flagAlloc|flagFree) != 0 {
+			d.heapEvent(t, addr, uint64(e.len), uint64(pc), flags)
+			continue
+		}
 		if flags&flagAtomic != 0 {
 			// Atomics are synchronisation, never races: before the
 			// instruction, release onto the address; after it, acquire
@@ -99,7 +104,7 @@ func hgGoThreadCreate(parent int32, ra uint64) int32 {
 		return -1
 	}
 	c := d.newThread(p, d.linkPC(ra))
-	p.vc.Tick(uint16(p.tid))
+	d.tick(p)
 	return c.tid
 }
 
@@ -140,7 +145,7 @@ func hgGoThreadJoin(tid int32, handle uint64) {
 	}
 	d.mu.Unlock()
 	if t != nil {
-		t.vc.Tick(uint16(t.tid))
+		d.tick(t)
 	}
 }
 
@@ -225,31 +230,22 @@ func (d *detector) linkPC(ra uint64) uint64 {
 	return 0
 }
 
-//export hgGoAlloc
-func hgGoAlloc(tid int32, addr, size, ra uint64) {
-	d := det
-	if d == nil || d.finished.Load() {
+// heapEvent handles an allocation (the block's shadow starts afresh) or a
+// release (a write to the block, then a fresh shadow).
+func (d *detector) heapEvent(t *thread, addr, size, pc uint64, flags uint8) {
+	if flags&flagAlloc != 0 {
+		d.mem.Reset(addr, size)
+		d.heap.add(addr, size, pc, t.tid)
 		return
 	}
-	d.mem.Reset(addr, size)
-	d.heap.add(addr, size, d.linkPC(ra), tid)
-}
-
-//export hgGoFree
-func hgGoFree(tid int32, addr, size, ra uint64) {
-	d := det
-	t := d.thread(tid)
-	if t == nil || d.finished.Load() {
-		return
-	}
-	// Freeing is a write to the block; checking the first 4 KiB is enough
-	// to catch a free racing with another thread's use in practice.
+	// Freeing is a write to the block; its first bytes stand for it (a
+	// full check would cost as much as writing the whole block).
 	check := size
-	if check > 4096 {
-		check = 4096
+	if check > 16 {
+		check = 16
 	}
 	if check > 0 {
-		d.access(t, addr, check, uint32(d.linkPC(ra)), flagWrite)
+		d.access(t, addr, check, uint32(pc), flagWrite)
 	}
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)

@@ -29,6 +29,22 @@
 #define HG_SLOW __attribute__((no_caller_saved_registers, target("general-regs-only"), noinline))
 
 int hg_detect;
+uint64_t hg_epochs[HG_MAX_THREADS];
+uintptr_t *hg_shadow_dir;
+
+void hg_set_shadow_dir(uintptr_t dir)
+{
+	__atomic_store_n(&hg_shadow_dir, (uintptr_t *)dir, __ATOMIC_RELEASE);
+}
+
+/* Shadow layout constants, mirrored from package shadow (memory.go). */
+#define SH_GRANULE_SHIFT 2
+#define SH_CELL_BYTES 24
+#define SH_CHUNK_SHIFT 22
+#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
+#define SH_MAX_ADDR (1ull << 47)
+#define SH_EXCL_READ 1ull  /* msm.ExclRead */
+#define SH_EXCL_WRITE 2ull /* msm.ExclWrite */
 
 static __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
 static struct hg_thread *_Atomic hg_list;
@@ -129,10 +145,41 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
 		*p += n; /* only this thread writes its record */
 }
 
+/* hg_unchanged reports whether a plain access of size bytes at addr would
+ * leave every cell it touches as it is: the cell is in Exclusive-Write
+ * (write) or Exclusive-Read (read) with this thread's current epoch, a
+ * state from which the machines stay where they are. Such accesses, most
+ * of a thread's accesses to its own data, never reach the Go side. A
+ * concurrent change by another thread only reorders two parallel accesses,
+ * which the machines see as parallel either way. */
+__attribute__((target("general-regs-only"))) static inline int hg_unchanged(struct hg_thread *t, uint64_t addr,
+									  uint64_t size, uint32_t flags)
+{
+	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
+	if (!dir || size == 0 || addr + size > SH_MAX_ADDR || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
+		return 0;
+	uint64_t g0 = addr >> SH_GRANULE_SHIFT, g1 = (addr + size - 1) >> SH_GRANULE_SHIFT;
+	if (g1 - g0 > 1)
+		return 0;
+	uint64_t want = ((flags & HG_WRITE) ? SH_EXCL_WRITE : SH_EXCL_READ) << 60 | hg_epochs[t->tid];
+	for (uint64_t g = g0; g <= g1; g++) {
+		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+		if (!chunk)
+			return 0;
+		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
+		if (__atomic_load_n(cell, __ATOMIC_RELAXED) != want)
+			return 0;
+	}
+	return 1;
+}
+
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
 									 uint64_t info, uint64_t len)
 {
 	if (!hg_detect || t->in_rt)
+		return;
+	if (!(HG_INFO_FLAGS(info) & HG_ATOMIC) && t->tid >= 0 &&
+	    hg_unchanged(t, addr, len ? len : HG_INFO_SIZE(info), HG_INFO_FLAGS(info)))
 		return;
 	struct hg_event *e = &t->buf[t->n++];
 	e->addr = addr;

@@ -34,6 +34,8 @@ struct hg_header {
 #define HG_WRITE 2
 #define HG_ATOMIC 4
 #define HG_POST 8 /* second call of an atomic access, after the instruction */
+#define HG_ALLOC 16 /* heap block allocated: addr, len = size */
+#define HG_FREE 32  /* heap block released: addr, len = usable size */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -73,6 +75,15 @@ struct hg_options {
 };
 
 extern struct hg_options hg_opts;
+
+/* The fast path's view of the detector (fastpath.c, epochs.go): each
+ * thread's current epoch (tid << 44 | clock), and the shadow memory's
+ * directory (see package shadow: 4-byte granules, 24-byte cells, 4 MiB
+ * chunks). */
+#define HG_MAX_THREADS 65536
+extern uint64_t hg_epochs[HG_MAX_THREADS];
+extern uintptr_t *hg_shadow_dir;
+void hg_set_shadow_dir(uintptr_t dir);
 extern int hg_detect; /* detection active in this process (off in forked children) */
 
 struct hg_thread *hg_threads_head(void);

@@ -23,30 +23,43 @@ extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
-struct hg_thread *hg_tracked(void *ra); /* wrappers.c */
+uint64_t hg_link_pc(void *ra);          /* wrappers.c */
 
-static void hg_alloc(void *p, size_t n, void *ra)
+/* hg_heap_event buffers an allocation or release like an access, so that
+ * the Go side handles it in order with the thread's accesses. */
+static void hg_heap_event(struct hg_thread *t, void *p, size_t n, uint32_t flag, void *ra)
 {
-	if (!p)
-		return;
-	struct hg_thread *t = hg_tracked(ra);
-	if (!t)
-		return;
-	t->in_rt = 1;
-	hgGoAlloc(t->tid, (GoUint64)(uintptr_t)p, (GoUint64)n, (GoUint64)(uintptr_t)ra);
-	t->in_rt = 0;
+	struct hg_event *e = &t->buf[t->n++];
+	e->addr = (uint64_t)(uintptr_t)p;
+	e->info = (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)flag << 48;
+	e->len = n;
+	if (t->n == HG_EVENTS)
+		hg_flush(t);
 }
 
+/* An allocation needs no flush: whoever freed the memory before has had its
+ * release handled already (see hg_release_block). */
+static void hg_alloc(void *p, size_t n, void *ra)
+{
+	if (!p || !hg_detect)
+		return;
+	struct hg_thread *t = hg_current();
+	if (t->in_rt || t->tid < 0 || !t->buf)
+		return;
+	hg_heap_event(t, p, n, HG_ALLOC, ra);
+}
+
+/* A release is handled at once, so that a thread that gets the memory next
+ * from malloc finds its shadow reset. */
 static void hg_release_block(void *p, void *ra)
 {
-	if (!p)
+	if (!p || !hg_detect)
 		return;
-	struct hg_thread *t = hg_tracked(ra);
-	if (!t)
+	struct hg_thread *t = hg_current();
+	if (t->in_rt || t->tid < 0 || !t->buf)
 		return;
-	t->in_rt = 1;
-	hgGoFree(t->tid, (GoUint64)(uintptr_t)p, (GoUint64)malloc_usable_size(p), (GoUint64)(uintptr_t)ra);
-	t->in_rt = 0;
+	hg_heap_event(t, p, malloc_usable_size(p), HG_FREE, ra);
+	hg_flush(t);
 }
 
 void *malloc(size_t n)

@@ -125,7 +125,8 @@ static void hg_print_stats(void)
 		acc += t->accesses;
 		ranges += t->ranges;
 		bytes += t->bytes;
-		threads++;
+		if (t->accesses || t->ranges)
+			threads++; /* not the Go runtime's own threads */
 	}
 	char line[256];
 	snprintf(line, sizeof line,

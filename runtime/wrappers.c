@@ -107,12 +107,6 @@ uint64_t hg_link_pc(void *ra)
 	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
 }
 
-/* hg_tracked is hg_active for callers outside this file. */
-struct hg_thread *hg_tracked(void *ra)
-{
-	return hg_active(ra);
-}
-
 #define REAL(name) real_##name
 #define DEFINE_REAL(ret, name, ...)                                   \
 	static ret (*real_##name)(__VA_ARGS__);                         \
