@@ -259,7 +259,17 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 	d.mem.Range(addr, size, func(g uint64, c *[3]uint64) {
 		d.mem.Lock(g)
 		prev := c[2]
-		next, race := msm.Step(d.machine, loadCell(c), a, e)
+		cur := loadCell(c)
+		if cur.State == msm.ExclWrite && cur.TS == a.TS && !write {
+			// A read after a write in the same segment: the write still
+			// conflicts with parallel reads, so the location stays in
+			// Exclusive-Write (the dissertation's machines would move to
+			// Exclusive-Read and forget the write). The fast path relies
+			// on it too.
+			d.mem.Unlock(g)
+			return
+		}
+		next, race := msm.Step(d.machine, cur, a, e)
 		storeCell(c, next)
 		c[2] = packPrev(pc, t.tid, flags, sz)
 		d.mem.Unlock(g)

@@ -147,8 +147,9 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
 
 /* hg_unchanged reports whether a plain access of size bytes at addr would
  * leave every cell it touches as it is: the cell is in Exclusive-Write
- * (write) or Exclusive-Read (read) with this thread's current epoch, a
- * state from which the machines stay where they are. Such accesses, most
+ * with this thread's current epoch, or in Exclusive-Read with it and the
+ * access is a read (a read after a write in the same segment keeps
+ * Exclusive-Write, see detector.access). Such accesses, most
  * of a thread's accesses to its own data, never reach the Go side. A
  * concurrent change by another thread only reorders two parallel accesses,
  * which the machines see as parallel either way. */
@@ -159,15 +160,17 @@ __attribute__((target("general-regs-only"))) static inline int hg_unchanged(stru
 	if (!dir || size == 0 || addr + size > SH_MAX_ADDR || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
 		return 0;
 	uint64_t g0 = addr >> SH_GRANULE_SHIFT, g1 = (addr + size - 1) >> SH_GRANULE_SHIFT;
-	if (g1 - g0 > 1)
+	if (g1 - g0 > 7) /* up to a 32-byte vector access */
 		return 0;
-	uint64_t want = ((flags & HG_WRITE) ? SH_EXCL_WRITE : SH_EXCL_READ) << 60 | hg_epochs[t->tid];
+	uint64_t epoch = hg_epochs[t->tid];
+	uint64_t w = SH_EXCL_WRITE << 60 | epoch, r = SH_EXCL_READ << 60 | epoch;
 	for (uint64_t g = g0; g <= g1; g++) {
 		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
 		if (!chunk)
 			return 0;
 		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
-		if (__atomic_load_n(cell, __ATOMIC_RELAXED) != want)
+		uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
+		if (v != w && (v != r || (flags & HG_WRITE)))
 			return 0;
 	}
 	return 1;
