@@ -31,8 +31,12 @@ type detector struct {
 	rep      reporter
 	heap     heapBlocks
 
-	finished atomic.Bool
+	finished       atomic.Bool
+	tooManyThreads sync.Once
 }
+
+// maxThreads is what a 16-bit thread id in an epoch can name.
+const maxThreads = 1 << 16
 
 // thread is the detector's view of one program thread.
 type thread struct {

@@ -103,6 +103,15 @@ func hgGoThreadCreate(parent int32, ra uint64) int32 {
 	if p == nil {
 		return -1
 	}
+	d.mu.Lock()
+	full := len(d.threads) >= maxThreads
+	d.mu.Unlock()
+	if full {
+		d.tooManyThreads.Do(func() {
+			d.rep.print(fmt.Sprintf("hgrewrite: more than %d threads: threads created from now on are not checked\n", maxThreads))
+		})
+		return -1
+	}
 	c := d.newThread(p, d.linkPC(ra))
 	d.tick(p)
 	return c.tid
