@@ -317,3 +317,18 @@ func TestStress(t *testing.T) {
 		}
 	}
 }
+
+// TestManyThreadsBigHeap: 3,000 short threads and a 64 MiB block written
+// by two threads complete, with the program's output and no report.
+func TestManyThreadsBigHeap(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "stress", "big_and_many.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	rewriteOK(t, bin, bin+".hg")
+	want := runProg(t, nil, bin)
+	got := runProg(t, nil, bin+".hg")
+	compareRuns(t, want, got)
+	if strings.Contains(string(got.stderr), "WARNING") {
+		t.Errorf("false report:\n%s", clip(got.stderr))
+	}
+}
