@@ -48,6 +48,7 @@ type thread struct {
 	createPC  uint64 // link-time pc of the pthread_create call, 0 if unknown
 	exitVC    *shadow.VC
 	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
+	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
 }
 
 var det *detector
@@ -75,6 +76,7 @@ func (d *detector) newThread(parent *thread, pc uint64) *thread {
 		t.vc = parent.vc.Copy()
 		t.parent = parent.tid
 	}
+	t.env = env{d, t}
 	d.tick(t)
 	d.threads = append(d.threads, t)
 	return t
@@ -255,12 +257,16 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 	if write {
 		a.Locks = msm.LocksetID(t.writeHeld)
 	}
-	e := env{d, t}
-	sz := uint8(size)
-	if size > 255 {
-		sz = 255
+	sz := uint8(min(size, 255))
+	end := addr + size
+	if end < addr || end > shadow.MaxAddr {
+		return
 	}
-	d.mem.Range(addr, size, func(g uint64, c *[3]uint64) {
+	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
+		c := d.mem.Cell(g)
+		if c == nil {
+			return
+		}
 		d.mem.Lock(g)
 		prev := c[2]
 		cur := loadCell(c)
@@ -271,16 +277,16 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 			// Exclusive-Read and forget the write). The fast path relies
 			// on it too.
 			d.mem.Unlock(g)
-			return
+			continue
 		}
-		next, race := msm.Step(d.machine, cur, a, e)
+		next, race := msm.Step(d.machine, cur, a, t.env)
 		storeCell(c, next)
 		c[2] = packPrev(pc, t.tid, flags, sz)
 		d.mem.Unlock(g)
 		if race {
 			d.rep.race(t, addr, size, pc, flags, prev, next)
 		}
-	})
+	}
 }
 
 const (
