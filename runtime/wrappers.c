@@ -365,6 +365,28 @@ int pthread_barrier_wait(pthread_barrier_t *b)
 	return r;
 }
 
+/* C++ static-initialisation guards: the constructing thread releases on
+ * the guard; a thread that finds the object built acquires it (also when it
+ * only tests the guard byte inline: hgrewrite makes those reads atomic). */
+DEFINE_REAL(int, __cxa_guard_acquire, uint64_t *)
+DEFINE_REAL(void, __cxa_guard_release, uint64_t *)
+int __cxa_guard_acquire(uint64_t *g)
+{
+	resolve___cxa_guard_acquire();
+	struct hg_thread *t = hg_active(RA);
+	int r = REAL(__cxa_guard_acquire)(g);
+	if (r == 0)
+		hg_acquire(t, g);
+	return r;
+}
+
+void __cxa_guard_release(uint64_t *g)
+{
+	resolve___cxa_guard_release();
+	hg_release(hg_active(RA), g);
+	REAL(__cxa_guard_release)(g);
+}
+
 /* pthread_once: the initialiser's effects happen before every return. */
 DEFINE_REAL(int, pthread_once, pthread_once_t *, void (*)(void))
 static __thread void (*hg_once_fn)(void);

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
@@ -61,6 +62,7 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 		}
 		return bin.Bytes(addr, n)
 	}
+	markGuardReads(bin, in.Sections)
 	g := cfg.Build(in)
 	bad := 0
 	for bi := range g.Blocks {
@@ -75,6 +77,31 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 		}
 	}
 	return g, bad
+}
+
+// markGuardReads treats reads of C++ static-initialisation guards
+// (_ZGV* symbols) as atomic: compilers test the guard byte inline with an
+// acquire load, which is a plain move on x86, and skip __cxa_guard_acquire
+// when the object is already built. As an atomic access the read acquires
+// what __cxa_guard_release published (runtime/wrappers.c).
+func markGuardReads(bin *elfrw.Binary, secs []cfg.Code) {
+	guards := map[uint64]bool{}
+	for _, s := range bin.Symbols {
+		if !s.Func && strings.HasPrefix(s.Name, "_ZGV") {
+			guards[s.Addr] = true
+		}
+	}
+	if len(guards) == 0 {
+		return
+	}
+	for _, sec := range secs {
+		for i := range sec.Insts {
+			in := &sec.Insts[i]
+			if in.Flags&disasm.RIPRel != 0 && in.Flags&disasm.HasMem != 0 && guards[in.Target] {
+				in.Mem.Access |= disasm.Atomic
+			}
+		}
+	}
 }
 
 func instrument(bin *elfrw.Binary, opt patch.Options) (*result, error) {
