@@ -30,5 +30,8 @@ test: check-tools all vet
 demo: all
 	@./examples/demo.sh
 
+bench: all
+	@./bench/run.sh
+
 clean:
 	rm -rf $(BIN) build

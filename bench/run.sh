@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# make bench: our slowdown side by side with ThreadSanitizer and Valgrind's
+# Helgrind and DRD on the same programs, in one run (ARCHITECTURE.md).
+# Wall time and peak RSS from /usr/bin/time; slowdown = tool / native.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=build/bench
+mkdir -p "$out"
+progs="stencil locks pipeline"
+have_tsan=1
+echo 'int main(void){return 0;}' > "$out/t.c"
+gcc -fsanitize=thread -o "$out/t" "$out/t.c" 2>/dev/null || have_tsan=0
+have_vg=1
+command -v valgrind >/dev/null || have_vg=0
+
+measure() { # label, command... -> "seconds kb"
+	local label=$1
+	shift
+	/usr/bin/time -f "%e %M" -o "$out/time.txt" "$@" >/dev/null 2>"$out/$label.err" || true
+	tail -1 "$out/time.txt"
+}
+
+printf '| program | native | hgrewrite | ThreadSanitizer | Helgrind | DRD |\n|---|---|---|---|---|---|\n'
+declare -A ratios
+for p in $progs; do
+	gcc -O2 -pthread -o "$out/$p" "bench/$p.c"
+	bin/hgrewrite "$out/$p" -o "$out/$p.hg"
+	read -r nt nm <<<"$(measure "$p-native" "$out/$p")"
+	row="| $p | ${nt} s, ${nm} KB |"
+	cell() { # label seconds kb
+		local r
+		r=$(awk -v a="$2" -v b="$nt" 'BEGIN { if (b <= 0) b = 0.01; printf "%.1f", a / b }')
+		ratios[$1]="${ratios[$1]:-} $r"
+		row="$row $2 s (${r}x), $3 KB |"
+	}
+	read -r t m <<<"$(measure "$p-hg" env HG_OPTIONS=exitcode=0 "$out/$p.hg")"
+	cell hgrewrite "$t" "$m"
+	if [ $have_tsan = 1 ]; then
+		gcc -O2 -pthread -fsanitize=thread -o "$out/$p.tsan" "bench/$p.c"
+		read -r t m <<<"$(measure "$p-tsan" env TSAN_OPTIONS=exitcode=0 "$out/$p.tsan")"
+		cell tsan "$t" "$m"
+	else
+		row="$row n/a |"
+	fi
+	if [ $have_vg = 1 ]; then
+		read -r t m <<<"$(measure "$p-helgrind" valgrind --tool=helgrind -q "$out/$p")"
+		cell helgrind "$t" "$m"
+		read -r t m <<<"$(measure "$p-drd" valgrind --tool=drd -q "$out/$p")"
+		cell drd "$t" "$m"
+	else
+		row="$row n/a | n/a |"
+	fi
+	echo "$row"
+done
+echo
+for tool in hgrewrite tsan helgrind drd; do
+	[ -n "${ratios[$tool]:-}" ] || continue
+	echo "${ratios[$tool]}" | awk -v t=$tool '{ s = 0; for (i = 1; i <= NF; i++) s += log($i); printf "geometric-mean slowdown %s: %.1fx\n", t, exp(s / NF) }'
+done
