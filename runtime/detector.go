@@ -296,4 +296,6 @@ const (
 	flagPost   = 8
 	flagAlloc  = 16
 	flagFree   = 32
+	flagLock   = 64
+	flagUnlock = 128
 )

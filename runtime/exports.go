@@ -74,6 +74,17 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		info := uint64(e.info)
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint8(info>>48)
 		addr := uint64(e.addr)
+		if flags&(flagLock|flagUnlock) != 0 {
+			if !d.opts.Lib {
+				continue
+			}
+			if flags&flagLock != 0 {
+				d.lock(t, addr, e.len == 0)
+			} else {
+				d.unlock(t, addr)
+			}
+			continue
+		}
 		if flags&(flagAlloc|flagFree) != 0 {
 			d.heapEvent(t, addr, uint64(e.len), uint64(pc), flags)
 			continue
@@ -155,22 +166,6 @@ func hgGoThreadJoin(tid int32, handle uint64) {
 	d.mu.Unlock()
 	if t != nil {
 		d.tick(t)
-	}
-}
-
-//export hgGoLock
-func hgGoLock(tid int32, addr uint64, mode C.int) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.lock(t, addr, mode == 0)
-	}
-}
-
-//export hgGoUnlock
-func hgGoUnlock(tid int32, addr uint64) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.unlock(t, addr)
 	}
 }
 

@@ -145,16 +145,22 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
 		*p += n; /* only this thread writes its record */
 }
 
-/* hg_unchanged reports whether a plain access of size bytes at addr would
- * leave every cell it touches as it is: the cell is in Exclusive-Write
- * with this thread's current epoch, or in Exclusive-Read with it and the
- * access is a read (a read after a write in the same segment keeps
- * Exclusive-Write, see detector.access). Such accesses, most
- * of a thread's accesses to its own data, never reach the Go side. A
- * concurrent change by another thread only reorders two parallel accesses,
- * which the machines see as parallel either way. */
-__attribute__((target("general-regs-only"))) static inline int hg_unchanged(struct hg_thread *t, uint64_t addr,
-									  uint64_t size, uint32_t flags)
+/* hg_handled applies, without the Go side, the transitions that only
+ * involve the accessing thread: a cell in Exclusive-Read or Exclusive-Write
+ * whose last access was by this thread (in this or an earlier segment) moves
+ * to Exclusive-Read or Exclusive-Write with the current epoch, exactly as
+ * both state machines do when the previous access happens before this one.
+ * A read after a write in the same segment keeps Exclusive-Write (see
+ * detector.access). Most accesses to thread-private data end here. It
+ * returns 0, and the event goes to the Go side, for anything else.
+ *
+ * The update is a compare-and-swap of word 0 without the Go side's stripe
+ * lock: if another thread's access to the same cell is being processed in
+ * Go at that moment, one of the two updates can be lost, which at worst
+ * hides that pair of parallel accesses (later accesses still see the cell).
+ * The previous-access word used in reports is not updated here. */
+__attribute__((target("general-regs-only"))) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
+									uint64_t size, uint32_t flags)
 {
 	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
 	if (!dir || size == 0 || addr + size > SH_MAX_ADDR || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
@@ -163,6 +169,7 @@ __attribute__((target("general-regs-only"))) static inline int hg_unchanged(stru
 	if (g1 - g0 > 7) /* up to a 32-byte vector access */
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
+	uint64_t tid = epoch >> 44;
 	uint64_t w = SH_EXCL_WRITE << 60 | epoch, r = SH_EXCL_READ << 60 | epoch;
 	for (uint64_t g = g0; g <= g1; g++) {
 		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
@@ -170,7 +177,13 @@ __attribute__((target("general-regs-only"))) static inline int hg_unchanged(stru
 			return 0;
 		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 		uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
-		if (v != w && (v != r || (flags & HG_WRITE)))
+		if (v == w || (v == r && !(flags & HG_WRITE)))
+			continue; /* nothing changes */
+		uint64_t state = v >> 60;
+		if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || ((v >> 44) & 0xffff) != tid)
+			return 0;
+		uint64_t next = (flags & HG_WRITE) ? w : r;
+		if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return 0;
 	}
 	return 1;
@@ -182,7 +195,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	if (!hg_detect || t->in_rt)
 		return;
 	if (!(HG_INFO_FLAGS(info) & HG_ATOMIC) && t->tid >= 0 &&
-	    hg_unchanged(t, addr, len ? len : HG_INFO_SIZE(info), HG_INFO_FLAGS(info)))
+	    hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), HG_INFO_FLAGS(info)))
 		return;
 	struct hg_event *e = &t->buf[t->n++];
 	e->addr = addr;
@@ -190,6 +203,17 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	e->len = len;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC))
 		hg_flush_saving(t);
+}
+
+/* hg_event buffers an event of the C wrappers (heap blocks, locks). */
+void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len)
+{
+	struct hg_event *e = &t->buf[t->n++];
+	e->addr = addr;
+	e->info = info;
+	e->len = len;
+	if (t->n == HG_EVENTS)
+		hg_flush(t);
 }
 
 HG_FAST void hg_access(uint64_t addr, uint64_t info)

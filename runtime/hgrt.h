@@ -36,6 +36,8 @@ struct hg_header {
 #define HG_POST 8 /* second call of an atomic access, after the instruction */
 #define HG_ALLOC 16 /* heap block allocated: addr, len = size */
 #define HG_FREE 32  /* heap block released: addr, len = usable size */
+#define HG_LOCK 64    /* lock acquired: addr, len = 1 for read mode */
+#define HG_UNLOCK 128 /* lock released: addr */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -89,6 +91,7 @@ extern int hg_detect; /* detection active in this process (off in forked childre
 struct hg_thread *hg_threads_head(void);
 struct hg_thread *hg_current(void);
 void hg_flush(struct hg_thread *t);
+void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len);
 void hg_print(const char *line);
 void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
 #endif

@@ -25,16 +25,9 @@ extern void *__libc_memalign(size_t, size_t);
 
 uint64_t hg_link_pc(void *ra);          /* wrappers.c */
 
-/* hg_heap_event buffers an allocation or release like an access, so that
- * the Go side handles it in order with the thread's accesses. */
 static void hg_heap_event(struct hg_thread *t, void *p, size_t n, uint32_t flag, void *ra)
 {
-	struct hg_event *e = &t->buf[t->n++];
-	e->addr = (uint64_t)(uintptr_t)p;
-	e->info = (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)flag << 48;
-	e->len = n;
-	if (t->n == HG_EVENTS)
-		hg_flush(t);
+	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)flag << 48, n);
 }
 
 /* An allocation needs no flush: whoever freed the memory before has had its

@@ -200,29 +200,50 @@ void pthread_exit(void *ret)
 	__builtin_unreachable();
 }
 
-/* ---- locks: lockset only ---- */
+/* ---- locks: lockset only ----
+ * Locks give no happens-before in the hybrid algorithm, so lock and unlock
+ * need no flush: they travel in the event buffer and change the thread's
+ * locksets exactly between the accesses they separate. */
 
-#define LOCK_WRAPPER(name, type, mode)                                     \
-	DEFINE_REAL(int, name, type *)                                     \
-	int name(type *m)                                                  \
-	{                                                                  \
-		resolve_##name();                                          \
-		struct hg_thread *t = hg_active(RA);                       \
-		int r = REAL(name)(m);                                     \
-		if (t && r == 0)                                           \
-			GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, mode)); \
-		return r;                                                  \
+static struct hg_thread *hg_lock_tracked(void *ra)
+{
+	if (!hg_detect || hg_from_runtime(ra))
+		return NULL;
+	struct hg_thread *t = hg_current();
+	return t->in_rt || t->tid < 0 || !t->buf ? NULL : t;
+}
+
+static void hg_lock_event(struct hg_thread *t, const volatile void *m, int read_mode)
+{
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)read_mode);
+}
+
+static void hg_unlock_event(struct hg_thread *t, const volatile void *m)
+{
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, 0);
+}
+
+#define LOCK_WRAPPER(name, type, mode)                  \
+	DEFINE_REAL(int, name, type *)                  \
+	int name(type *m)                               \
+	{                                               \
+		resolve_##name();                       \
+		struct hg_thread *t = hg_lock_tracked(RA); \
+		int r = REAL(name)(m);                  \
+		if (t && r == 0)                        \
+			hg_lock_event(t, m, mode);      \
+		return r;                               \
 	}
 
-#define UNLOCK_WRAPPER(name, type)                                      \
-	DEFINE_REAL(int, name, type *)                                  \
-	int name(type *m)                                               \
-	{                                                               \
-		resolve_##name();                                       \
-		struct hg_thread *t = hg_active(RA);                    \
-		if (t)                                                  \
-			GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m)); \
-		return REAL(name)(m);                                   \
+#define UNLOCK_WRAPPER(name, type)                      \
+	DEFINE_REAL(int, name, type *)                  \
+	int name(type *m)                               \
+	{                                               \
+		resolve_##name();                       \
+		struct hg_thread *t = hg_lock_tracked(RA); \
+		if (t)                                  \
+			hg_unlock_event(t, m);          \
+		return REAL(name)(m);                   \
 	}
 
 LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
@@ -241,10 +262,10 @@ DEFINE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timesp
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 {
 	resolve_pthread_mutex_timedlock();
-	struct hg_thread *t = hg_active(RA);
+	struct hg_thread *t = hg_lock_tracked(RA);
 	int r = REAL(pthread_mutex_timedlock)(m, ts);
 	if (t && r == 0)
-		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+		hg_lock_event(t, m, 0);
 	return r;
 }
 
@@ -288,10 +309,11 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
 	if (t)
-		GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m));
+		hg_unlock_event(t, m);
 	int r = REAL(pthread_cond_wait)(c, m);
 	if (t) {
-		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+		hg_lock_event(t, m, 0);
+		hg_flush(t);
 		hg_acquire(t, c);
 	}
 	return r;
@@ -302,10 +324,11 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
 	if (t)
-		GO(t, hgGoUnlock(t->tid, (GoUint64)(uintptr_t)m));
+		hg_unlock_event(t, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
 	if (t) {
-		GO(t, hgGoLock(t->tid, (GoUint64)(uintptr_t)m, 0));
+		hg_lock_event(t, m, 0);
+		hg_flush(t);
 		if (r == 0)
 			hg_acquire(t, c);
 	}
