@@ -290,12 +290,13 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 }
 
 const (
-	flagRead   = 1
-	flagWrite  = 2
-	flagAtomic = 4
-	flagPost   = 8
-	flagAlloc  = 16
-	flagFree   = 32
-	flagLock   = 64
-	flagUnlock = 128
+	flagRead      = 1
+	flagWrite     = 2
+	flagAtomic    = 4
+	flagPost      = 8
+	flagAlloc     = 16
+	flagFree      = 32
+	flagLock      = 64
+	flagUnlock    = 128
+	flagResetDone = 256
 )

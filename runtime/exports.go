@@ -72,7 +72,7 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 	}
 	for _, e := range unsafe.Slice(ev, int(n)) {
 		info := uint64(e.info)
-		pc, size, flags := uint32(info), (info>>32)&0xffff, uint8(info>>48)
+		pc, size, flags := uint32(info), (info>>32)&0xffff, uint16(info>>48)
 		addr := uint64(e.addr)
 		if flags&(flagLock|flagUnlock) != 0 {
 			if !d.opts.Lib {
@@ -103,7 +103,7 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		if e.len != 0 {
 			size = uint64(e.len)
 		}
-		d.access(t, addr, size, pc, flags)
+		d.access(t, addr, size, pc, uint8(flags))
 	}
 }
 
@@ -234,23 +234,15 @@ func (d *detector) linkPC(ra uint64) uint64 {
 	return 0
 }
 
-// heapEvent handles an allocation (the block's shadow starts afresh) or a
-// release (a write to the block, then a fresh shadow).
-func (d *detector) heapEvent(t *thread, addr, size, pc uint64, flags uint8) {
-	if flags&flagAlloc != 0 {
+// heapEvent records an allocation or release for reports; the C side has
+// reset the block's shadow already (runtime/malloc.c).
+func (d *detector) heapEvent(t *thread, addr, size, pc uint64, flags uint16) {
+	if flags&flagResetDone == 0 {
 		d.mem.Reset(addr, size)
+	}
+	if flags&flagAlloc != 0 {
 		d.heap.add(addr, size, pc, t.tid)
-		return
+	} else {
+		d.heap.remove(addr)
 	}
-	// Freeing is a write to the block; its first bytes stand for it (a
-	// full check would cost as much as writing the whole block).
-	check := size
-	if check > 16 {
-		check = 16
-	}
-	if check > 0 {
-		d.access(t, addr, check, uint32(pc), flagWrite)
-	}
-	d.mem.Reset(addr, size)
-	d.heap.remove(addr)
 }

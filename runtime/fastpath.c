@@ -197,6 +197,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	if (!(HG_INFO_FLAGS(info) & HG_ATOMIC) && t->tid >= 0 &&
 	    hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), HG_INFO_FLAGS(info)))
 		return;
+	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
+		hg_flush_saving(t);
 	struct hg_event *e = &t->buf[t->n++];
 	e->addr = addr;
 	e->info = info;
@@ -205,15 +207,57 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 		hg_flush_saving(t);
 }
 
-/* hg_event buffers an event of the C wrappers (heap blocks, locks). */
-void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len)
+/* hg_reset_cells zeroes the shadow cells of a range (a heap block that is
+ * allocated or released), without calling into Go: malloc and free are
+ * called from inside glibc with its locks held (for example the thread
+ * stack cache while a thread exits), and a Go call there can deadlock when
+ * the Go scheduler needs a new thread. Whole pages of cells are given back
+ * with madvise; cells of chunks never touched are zero already. */
+void hg_reset_cells(uint64_t addr, uint64_t size)
 {
+	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
+	if (!dir || size == 0 || addr >= SH_MAX_ADDR)
+		return;
+	if (addr + size > SH_MAX_ADDR || addr + size < addr)
+		size = SH_MAX_ADDR - addr;
+	uint64_t g = addr >> SH_GRANULE_SHIFT, last = (addr + size - 1) >> SH_GRANULE_SHIFT;
+	while (g <= last) {
+		uint64_t chunk_end = g | (SH_GRANULES_PER_CHUNK - 1); /* last granule of this chunk */
+		uint64_t stop = chunk_end < last ? chunk_end : last;
+		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+		if (chunk) {
+			uintptr_t lo = chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES;
+			uintptr_t hi = chunk + ((stop & (SH_GRANULES_PER_CHUNK - 1)) + 1) * SH_CELL_BYTES;
+			uintptr_t plo = (lo + 4095) & ~(uintptr_t)4095, phi = hi & ~(uintptr_t)4095;
+			if (phi > plo + 16 * 4096 && madvise((void *)plo, phi - plo, MADV_DONTNEED) == 0) {
+				for (uintptr_t p = lo; p < plo; p += 8)
+					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+				for (uintptr_t p = phi; p < hi; p += 8)
+					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+			} else {
+				for (uintptr_t p = lo; p < hi; p += 8)
+					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+			}
+		}
+		g = stop + 1;
+	}
+}
+
+/* hg_event buffers an event of the C wrappers (heap blocks, locks, memory
+ * ranges). When the buffer is full it is flushed only if may_flush: a
+ * wrapper called from inside a library (glibc may hold internal locks) must
+ * not call into Go, so the event is dropped instead. */
+void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush)
+{
+	if (t->n == HG_EVENTS) {
+		if (!may_flush)
+			return;
+		hg_flush(t);
+	}
 	struct hg_event *e = &t->buf[t->n++];
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
-	if (t->n == HG_EVENTS)
-		hg_flush(t);
 }
 
 HG_FAST void hg_access(uint64_t addr, uint64_t info)

@@ -29,7 +29,7 @@ struct hg_header {
 /* The info word. */
 #define HG_INFO_PC(i) ((uint32_t)(i))
 #define HG_INFO_SIZE(i) ((uint32_t)(((i) >> 32) & 0xffff))
-#define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> 48) & 0xff))
+#define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> 48) & 0xffff))
 #define HG_READ 1
 #define HG_WRITE 2
 #define HG_ATOMIC 4
@@ -38,6 +38,7 @@ struct hg_header {
 #define HG_FREE 32  /* heap block released: addr, len = usable size */
 #define HG_LOCK 64    /* lock acquired: addr, len = 1 for read mode */
 #define HG_UNLOCK 128 /* lock released: addr */
+#define HG_RESET_DONE 256 /* with HG_ALLOC: the C side reset the shadow already */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -91,7 +92,9 @@ extern int hg_detect; /* detection active in this process (off in forked childre
 struct hg_thread *hg_threads_head(void);
 struct hg_thread *hg_current(void);
 void hg_flush(struct hg_thread *t);
-void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len);
+void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
+void hg_reset_cells(uint64_t addr, uint64_t size);
+uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
 void hg_print(const char *line);
 void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
 #endif

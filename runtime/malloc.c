@@ -2,10 +2,13 @@
  *
  * A new block's shadow is reset (so that memory reused by malloc does not
  * carry a previous owner's history) and its allocation site is recorded for
- * reports; free is a write to the block (freeing memory another thread
- * still uses without synchronisation is a race), then the shadow is reset.
- * The real functions are glibc's __libc_* entry points, which need no dlsym
- * (dlsym itself may allocate). C++ operator new and delete call these.
+ * reports; a released block's shadow is reset too. The reset happens at
+ * once, in C (hg_reset_cells), and nothing here calls into Go: malloc and
+ * free run inside glibc's own locked sections (for example the thread stack
+ * cache while a thread exits), where a Go call can deadlock when the Go
+ * scheduler needs a new thread. The real functions are glibc's __libc_*
+ * entry points, which need no dlsym (dlsym itself may allocate). C++
+ * operator new and delete call these.
  */
 #define _GNU_SOURCE
 #include "hgrt.h"
@@ -15,44 +18,37 @@
 #include <stddef.h>
 #include <stdlib.h>
 
-#include "_cgo_export.h"
-
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
-uint64_t hg_link_pc(void *ra);          /* wrappers.c */
-
-static void hg_heap_event(struct hg_thread *t, void *p, size_t n, uint32_t flag, void *ra)
+/* hg_heap_event resets a block's shadow and records the event for reports
+ * (buffered; never flushed from inside a library). */
+static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 {
-	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)flag << 48, n);
+	if (!p || !hg_detect)
+		return;
+	hg_reset_cells((uint64_t)(uintptr_t)p, n);
+	struct hg_thread *t = hg_current();
+	if (t->in_rt || t->tid < 0 || !t->buf)
+		return;
+	uint64_t pc = hg_link_pc(ra);
+	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)pc | (uint64_t)(flag | HG_RESET_DONE) << 48, n, pc != 0);
 }
 
-/* An allocation needs no flush: whoever freed the memory before has had its
- * release handled already (see hg_release_block). */
 static void hg_alloc(void *p, size_t n, void *ra)
 {
-	if (!p || !hg_detect)
-		return;
-	struct hg_thread *t = hg_current();
-	if (t->in_rt || t->tid < 0 || !t->buf)
-		return;
-	hg_heap_event(t, p, n, HG_ALLOC, ra);
+	hg_heap_event(p, n, HG_ALLOC, ra);
 }
 
-/* A release is handled at once, so that a thread that gets the memory next
- * from malloc finds its shadow reset. */
+/* The release is not checked as a write to the block: that would need the
+ * Go side here. */
 static void hg_release_block(void *p, void *ra)
 {
-	if (!p || !hg_detect)
-		return;
-	struct hg_thread *t = hg_current();
-	if (t->in_rt || t->tid < 0 || !t->buf)
-		return;
-	hg_heap_event(t, p, malloc_usable_size(p), HG_FREE, ra);
-	hg_flush(t);
+	if (p)
+		hg_heap_event(p, malloc_usable_size(p), HG_FREE, ra);
 }
 
 void *malloc(size_t n)
@@ -72,14 +68,10 @@ void *calloc(size_t n, size_t m)
 void *realloc(void *old, size_t n)
 {
 	void *ra = __builtin_return_address(0);
-	if (old && n == 0) {
-		hg_release_block(old, ra);
-		return __libc_realloc(old, n);
-	}
-	/* The old block is read (its contents move) and released. */
 	hg_release_block(old, ra);
 	void *p = __libc_realloc(old, n);
-	hg_alloc(p, n, ra);
+	if (n != 0)
+		hg_alloc(p, n, ra);
 	return p;
 }
 

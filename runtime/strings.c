@@ -12,8 +12,6 @@
 #include <stddef.h>
 #include <string.h>
 
-struct hg_thread *hg_current(void);
-uint64_t hg_link_pc(void *ra); /* wrappers.c */
 
 static __thread int hg_resolving;
 
@@ -25,7 +23,8 @@ static void *resolve(const char *name)
 	return f;
 }
 
-/* hg_note buffers one range access made by a wrapped function. */
+/* hg_note buffers one range access made by a wrapped function. Calls from
+ * inside libraries never flush (see hg_event). */
 static void hg_note(const void *addr, size_t len, int flags, void *ra)
 {
 	if (!hg_detect || len == 0)
@@ -35,12 +34,9 @@ static void hg_note(const void *addr, size_t len, int flags, void *ra)
 		return;
 	t->ranges++;
 	t->bytes += len;
-	struct hg_event *e = &t->buf[t->n++];
-	e->addr = (uint64_t)(uintptr_t)addr;
-	e->info = (uint64_t)(uint32_t)hg_link_pc(ra) | (uint64_t)1 << 32 | (uint64_t)flags << 48;
-	e->len = len;
-	if (t->n == HG_EVENTS)
-		hg_flush(t);
+	uint64_t pc = hg_link_pc(ra);
+	hg_event(t, (uint64_t)(uintptr_t)addr, (uint64_t)(uint32_t)pc | (uint64_t)1 << 32 | (uint64_t)flags << 48, len,
+		 pc != 0);
 }
 
 #define RA __builtin_return_address(0)

@@ -215,12 +215,12 @@ static struct hg_thread *hg_lock_tracked(void *ra)
 
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int read_mode)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)read_mode);
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)read_mode, 1);
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, 0);
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, 0, 1);
 }
 
 #define LOCK_WRAPPER(name, type, mode)                  \
