@@ -102,6 +102,17 @@ struct hg_thread *hg_current(void)
 	return t ? t : hg_register();
 }
 
+/* hg_bufferable returns the calling thread's record when a wrapper may
+ * buffer an event for it: detection on, a detector thread id, a buffer,
+ * and not inside the runtime. */
+struct hg_thread *hg_bufferable(void)
+{
+	if (!hg_detect)
+		return NULL;
+	struct hg_thread *t = hg_current();
+	return t->in_rt || t->tid < 0 || !t->buf ? NULL : t;
+}
+
 struct hg_thread *hg_threads_head(void)
 {
 	return atomic_load_explicit(&hg_list, memory_order_acquire);

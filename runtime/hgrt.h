@@ -91,6 +91,7 @@ extern int hg_detect; /* detection active in this process (off in forked childre
 
 struct hg_thread *hg_threads_head(void);
 struct hg_thread *hg_current(void);
+struct hg_thread *hg_bufferable(void); /* the thread's record if it may buffer events now, else NULL */
 void hg_flush(struct hg_thread *t);
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
 void hg_reset_cells(uint64_t addr, uint64_t size);

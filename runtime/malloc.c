@@ -31,8 +31,8 @@ static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 	if (!p || !hg_detect)
 		return;
 	hg_reset_cells((uint64_t)(uintptr_t)p, n);
-	struct hg_thread *t = hg_current();
-	if (t->in_rt || t->tid < 0 || !t->buf)
+	struct hg_thread *t = hg_bufferable();
+	if (!t)
 		return;
 	uint64_t pc = hg_link_pc(ra);
 	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)pc | (uint64_t)(flag | HG_RESET_DONE) << 48, n, pc != 0);

@@ -27,10 +27,8 @@ static void *resolve(const char *name)
  * inside libraries never flush (see hg_event). */
 static void hg_note(const void *addr, size_t len, int flags, void *ra)
 {
-	if (!hg_detect || len == 0)
-		return;
-	struct hg_thread *t = hg_current();
-	if (t->in_rt || t->tid < 0 || !t->buf)
+	struct hg_thread *t = len ? hg_bufferable() : NULL;
+	if (!t)
 		return;
 	t->ranges++;
 	t->bytes += len;

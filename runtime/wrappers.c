@@ -207,10 +207,7 @@ void pthread_exit(void *ret)
 
 static struct hg_thread *hg_lock_tracked(void *ra)
 {
-	if (!hg_detect || hg_from_runtime(ra))
-		return NULL;
-	struct hg_thread *t = hg_current();
-	return t->in_rt || t->tid < 0 || !t->buf ? NULL : t;
+	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
 }
 
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int read_mode)
