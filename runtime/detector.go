@@ -250,7 +250,8 @@ func packPrev(pc uint32, tid int32, flags, size uint8) uint64 {
 	return uint64(pc) | uint64(uint16(tid))<<32 | uint64(flags)<<48 | uint64(size)<<56
 }
 
-// access runs the state machine on every granule an access touches.
+// access runs the state machine on every location an access touches: a
+// granule, or the touched bytes of a split granule (shadow/split.go).
 func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) {
 	write := flags&flagWrite != 0
 	a := msm.Access{Write: write, Thread: msm.ThreadID(t.tid), TS: t.epoch(), Locks: msm.LocksetID(t.held)}
@@ -262,31 +263,105 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 	if end < addr || end > shadow.MaxAddr {
 		return
 	}
+	prevWord := packPrev(pc, t.tid, flags&0xf, sz)
 	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
 		c := d.mem.Cell(g)
 		if c == nil {
 			return
 		}
+		mask := shadow.ByteMask(addr, end, g)
+		var r stepResult
 		d.mem.Lock(g)
-		prev := c[2]
-		cur := loadCell(c)
-		if cur.State == msm.ExclWrite && cur.TS == a.TS && !write {
-			// A read after a write in the same segment: the write still
-			// conflicts with parallel reads, so the location stays in
-			// Exclusive-Write (the dissertation's machines would move to
-			// Exclusive-Read and forget the write). The fast path relies
-			// on it too.
-			d.mem.Unlock(g)
-			continue
+		if !shadow.IsSplit(c) {
+			touched := (c[2] & shadow.TouchedMask) >> shadow.TouchedShift
+			if touched&mask != 0 || !d.splits(t, c, touched) || d.mem.Split(c) == nil {
+				r = d.step(t, c, a, write, prevWord|(touched|mask)<<shadow.TouchedShift)
+				d.mem.Unlock(g)
+				d.reportStep(t, addr, size, pc, flags, r)
+				continue
+			}
 		}
-		next, race := msm.Step(d.machine, cur, a, t.env)
-		storeCell(c, next)
-		c[2] = packPrev(pc, t.tid, flags, sz)
+		side := shadow.Side(c)
+		for b := range side {
+			if mask&(1<<b) != 0 && !r.race {
+				r = d.step(t, &side[b], a, write, prevWord|0xf<<shadow.TouchedShift)
+			}
+		}
 		d.mem.Unlock(g)
-		if race {
-			d.rep.race(t, addr, size, pc, flags, prev, next)
-		}
+		d.reportStep(t, addr, size, pc, flags, r)
 	}
+}
+
+// splits says whether an access by t to bytes of cell c outside its
+// touched mask makes the granule split: yes, unless the granule is new or
+// still exclusive to t (then the bytes are simply added to it).
+func (d *detector) splits(t *thread, c *[3]uint64, touched uint64) bool {
+	if touched == 0 {
+		return false
+	}
+	cur := loadCell(c)
+	switch cur.State {
+	case msm.New:
+		return false
+	case msm.ExclRead, msm.ExclWrite:
+		return int32(epochTID(cur.TS)) != t.tid
+	}
+	return true
+}
+
+// stepResult is what one state-machine step found.
+type stepResult struct {
+	race bool
+	prev uint64 // the cell's previous-access word
+	next msm.Cell
+}
+
+// step applies access a to cell c (whose stripe lock the caller holds) and
+// records prevWord as its previous access.
+func (d *detector) step(t *thread, c *[3]uint64, a msm.Access, write bool, prevWord uint64) stepResult {
+	prev := c[2]
+	cur := loadCell(c)
+	if cur.State == msm.ExclWrite && cur.TS == a.TS && !write {
+		// A read after a write in the same segment: the write still
+		// conflicts with parallel reads, so the location stays in
+		// Exclusive-Write (the dissertation's machines would move to
+		// Exclusive-Read and forget the write). The fast path relies
+		// on it too.
+		c[2] = prev | prevWord&shadow.TouchedMask
+		return stepResult{}
+	}
+	if msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
+		cur = d.afterJoin(cur)
+	}
+	next, race := msm.Step(d.machine, cur, a, t.env)
+	storeCell(c, next)
+	c[2] = prevWord
+	return stepResult{race: race, prev: prev, next: next}
+}
+
+func (d *detector) reportStep(t *thread, addr, size uint64, pc uint32, flags uint8, r stepResult) {
+	if r.race {
+		d.rep.race(t, addr, size, pc, flags, r.prev&^shadow.TouchedMask, r.next)
+	}
+}
+
+// afterJoin applies the join rule (ch. 5.1.2) lazily: the cell's threadset
+// lost members to joins since it was last touched (shadow.Threadsets.Kill).
+// If one thread is left, the location returns to an exclusive state owned
+// by that thread: its last access in the cell if the cell names it, else
+// its current segment as published for the fast path.
+func (d *detector) afterJoin(c msm.Cell) msm.Cell {
+	canon := d.tsets.Canon(uint32(c.Threads))
+	members := d.tsets.Members(canon)
+	if len(members) != 1 {
+		return msm.OnJoin(c, msm.ThreadsetID(canon), false, 0)
+	}
+	survivor := members[0]
+	owner := c.TS
+	if epochTID(owner) != survivor {
+		owner = msm.Epoch(publishedEpoch(int32(survivor)))
+	}
+	return msm.OnJoin(c, msm.ThreadsetID(canon), true, owner)
 }
 
 const (
@@ -299,4 +374,9 @@ const (
 	flagLock      = 64
 	flagUnlock    = 128
 	flagResetDone = 256
+
+	// accessFree marks, in the flags of an access (and of the cell's
+	// previous-access word), the write a free makes; the bit is free
+	// there since flagPost never reaches detector.access.
+	accessFree = flagPost
 )

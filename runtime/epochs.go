@@ -5,14 +5,27 @@ package main
 */
 import "C"
 
-import "hgrewrite/shadow"
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"hgrewrite/shadow"
+)
 
 // publishEpoch stores a thread's current epoch where the C fast path reads
 // it. Only the thread itself writes its entry.
 func publishEpoch(tid int32, e uint64) {
 	if tid >= 0 && tid < C.HG_MAX_THREADS {
-		C.hg_epochs[tid] = C.uint64_t(e)
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(&C.hg_epochs[tid])), e)
 	}
+}
+
+// publishedEpoch is another thread's current epoch (0 if unknown).
+func publishedEpoch(tid int32) uint64 {
+	if tid >= 0 && tid < C.HG_MAX_THREADS {
+		return atomic.LoadUint64((*uint64)(unsafe.Pointer(&C.hg_epochs[tid])))
+	}
+	return 0
 }
 
 // publishShadow gives the C fast path the shadow directory.

@@ -164,6 +164,12 @@ func hgGoThreadJoin(tid int32, handle uint64) {
 		t.vc.Join(vc)
 	}
 	d.mu.Unlock()
+	if ok {
+		// Join rule (ch. 5.1.2), applied lazily: cells whose threadset
+		// loses its last other member return to exclusive when next
+		// touched (detector.afterJoin).
+		d.tsets.Kill(uint16(child))
+	}
 	if t != nil {
 		d.tick(t)
 	}
@@ -225,13 +231,31 @@ func hgGoFinish() C.int {
 	return C.int(d.rep.summary())
 }
 
-// linkPC turns a run-time code address of the main program into its
-// link-time address (what the symbolizer and the info words use).
+// linkPC turns a run-time code address into the main program's link-time
+// address (what the symbolizer and the info words use), or 0 when it is
+// not in the main program (a pthread_create call inside libstdc++).
 func (d *detector) linkPC(ra uint64) uint64 {
-	if ra >= d.bias {
-		return ra - d.bias
+	return uint64(C.hg_link_pc(unsafe.Pointer(uintptr(ra))))
+}
+
+// freeCheckBytes bounds the part of a released block that is checked as a
+// write: freeing a large block would otherwise cost time in its size.
+const freeCheckBytes = 4096
+
+// hgGoFree handles a free (or delete) called by the program: the release is
+// a write to the block (checked on its first freeCheckBytes), then the
+// block's shadow is reset and the block forgotten.
+//
+//export hgGoFree
+func hgGoFree(tid int32, addr, size, pc uint64) {
+	d := det
+	t := d.thread(tid)
+	if t == nil || d.finished.Load() {
+		return
 	}
-	return 0
+	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), flagWrite|accessFree)
+	d.mem.Reset(addr, size)
+	d.heap.remove(addr)
 }
 
 // heapEvent records an allocation or release for reports; the C side has

@@ -45,6 +45,7 @@ void hg_set_shadow_dir(uintptr_t dir)
 #define SH_MAX_ADDR (1ull << 47)
 #define SH_EXCL_READ 1ull  /* msm.ExclRead */
 #define SH_EXCL_WRITE 2ull /* msm.ExclWrite */
+#define SH_TOUCHED_SHIFT 52 /* shadow.TouchedShift: bytes of the granule accessed */
 
 static __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
 static struct hg_thread *_Atomic hg_list;
@@ -169,7 +170,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * lock: if another thread's access to the same cell is being processed in
  * Go at that moment, one of the two updates can be lost, which at worst
  * hides that pair of parallel accesses (later accesses still see the cell).
- * The previous-access word used in reports is not updated here. */
+ * The previous-access word used in reports is not updated here, apart from
+ * its touched-byte mask. */
 __attribute__((target("general-regs-only"))) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 									uint64_t size, uint32_t flags)
 {
@@ -188,11 +190,18 @@ __attribute__((target("general-regs-only"))) static inline int hg_handled(struct
 			return 0;
 		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 		uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
-		if (v == w || (v == r && !(flags & HG_WRITE)))
-			continue; /* nothing changes */
 		uint64_t state = v >> 60;
 		if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || ((v >> 44) & 0xffff) != tid)
 			return 0;
+		/* The bytes of the granule this access covers join its touched
+		 * mask (shadow/split.go): the granule is this thread's alone. */
+		uint64_t lo = g << SH_GRANULE_SHIFT, a0 = addr > lo ? addr : lo;
+		uint64_t a1 = addr + size < lo + 4 ? addr + size : lo + 4;
+		uint64_t m = ((1ull << (a1 - a0)) - 1) << (a0 - lo) << SH_TOUCHED_SHIFT;
+		if ((__atomic_load_n(cell + 2, __ATOMIC_RELAXED) & m) != m)
+			__atomic_fetch_or(cell + 2, m, __ATOMIC_RELAXED);
+		if (v == w || (v == r && !(flags & HG_WRITE)))
+			continue; /* nothing changes */
 		uint64_t next = (flags & HG_WRITE) ? w : r;
 		if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return 0;

@@ -98,4 +98,5 @@ void hg_reset_cells(uint64_t addr, uint64_t size);
 uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
 void hg_print(const char *line);
 void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
+char *hg_demangle(const char *name); /* malloc'd, or NULL (demangle.c) */
 #endif

@@ -8,7 +8,8 @@
  * cache while a thread exits), where a Go call can deadlock when the Go
  * scheduler needs a new thread. The real functions are glibc's __libc_*
  * entry points, which need no dlsym (dlsym itself may allocate). C++
- * operator new and delete call these.
+ * operator new and delete are wrapped too, so that the program's call site
+ * (not libstdc++) is the allocation site and a delete is checked as a write.
  */
 #define _GNU_SOURCE
 #include "hgrt.h"
@@ -17,6 +18,8 @@
 #include <malloc.h>
 #include <stddef.h>
 #include <stdlib.h>
+
+#include "_cgo_export.h"
 
 extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
@@ -43,12 +46,26 @@ static void hg_alloc(void *p, size_t n, void *ra)
 	hg_heap_event(p, n, HG_ALLOC, ra);
 }
 
-/* The release is not checked as a write to the block: that would need the
- * Go side here. */
+/* A release called by the program itself is a write to the block (a free
+ * racing with another thread's use of the block is a race): the thread's
+ * buffered accesses go to the Go side first, then the free is checked and
+ * the shadow reset there. The program holds no glibc lock at that point.
+ * Releases from inside libraries only reset the shadow (see above). */
 static void hg_release_block(void *p, void *ra)
 {
-	if (p)
-		hg_heap_event(p, malloc_usable_size(p), HG_FREE, ra);
+	if (!p || !hg_detect)
+		return;
+	size_t n = malloc_usable_size(p);
+	uint64_t pc = hg_link_pc(ra);
+	struct hg_thread *t = pc ? hg_bufferable() : NULL;
+	if (!t) {
+		hg_heap_event(p, n, HG_FREE, ra);
+		return;
+	}
+	hg_flush(t);
+	t->in_rt = 1;
+	hgGoFree(t->tid, (GoUint64)(uintptr_t)p, n, pc);
+	t->in_rt = 0;
 }
 
 void *malloc(size_t n)
@@ -106,3 +123,35 @@ int posix_memalign(void **out, size_t align, size_t n)
 	*out = p;
 	return 0;
 }
+
+/* C++ operator new and delete (the plain and sized forms). The real
+ * operators come from libstdc++ through dlsym: new must throw bad_alloc as
+ * libstdc++ does. The block is recorded here with the program's call site;
+ * libstdc++'s own call to malloc/free records it once more from inside a
+ * library, which changes nothing. */
+#include <dlfcn.h>
+
+#define CXX_NEW(sym)                                                          \
+	void *sym(size_t n)                                                   \
+	{                                                                     \
+		static void *(*real)(size_t);                                 \
+		if (!real)                                                    \
+			real = (void *(*)(size_t))dlsym(RTLD_NEXT, #sym);     \
+		void *p = real(n);                                            \
+		hg_alloc(p, n, __builtin_return_address(0));                  \
+		return p;                                                     \
+	}
+
+#define CXX_DELETE(sym, ...)                                                  \
+	void sym(void *p __VA_ARGS__)                                         \
+	{                                                                     \
+		hg_release_block(p, __builtin_return_address(0));             \
+		__libc_free(p);                                               \
+	}
+
+CXX_NEW(_Znwm)
+CXX_NEW(_Znam)
+CXX_DELETE(_ZdlPv)
+CXX_DELETE(_ZdaPv)
+CXX_DELETE(_ZdlPvm, , size_t n __attribute__((unused)))
+CXX_DELETE(_ZdaPvm, , size_t n __attribute__((unused)))

@@ -34,6 +34,9 @@ func (r *reporter) init(d *detector) {
 }
 
 func accessWord(flags uint8) string {
+	if flags&accessFree != 0 {
+		return "Free"
+	}
 	if flags&flagWrite != 0 {
 		if flags&flagRead != 0 {
 			return "Read-write"

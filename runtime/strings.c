@@ -157,3 +157,70 @@ int strcmp(const char *a, const char *b)
 	hg_note(b, i + 1, HG_READ, RA);
 	return real(a, b);
 }
+
+/* The bounded and concatenating forms. Lengths are measured with the real
+ * strnlen/strlen, which record nothing. */
+static size_t real_strnlen(const char *s, size_t n)
+{
+	static size_t (*f)(const char *, size_t);
+	if (!f)
+		f = resolve("strnlen");
+	return f(s, n);
+}
+
+static size_t real_strlen(const char *s)
+{
+	static size_t (*f)(const char *);
+	if (!f)
+		f = resolve("strlen");
+	return f(s);
+}
+
+char *strncpy(char *dst, const char *src, size_t n)
+{
+	static char *(*real)(char *, const char *, size_t);
+	if (!real)
+		real = resolve("strncpy");
+	size_t m = real_strnlen(src, n);
+	hg_note(src, m < n ? m + 1 : n, HG_READ, RA);
+	hg_note(dst, n, HG_WRITE, RA); /* strncpy pads dst with zeros up to n */
+	return real(dst, src, n);
+}
+
+char *strcat(char *dst, const char *src)
+{
+	static char *(*real)(char *, const char *);
+	if (!real)
+		real = resolve("strcat");
+	size_t d = real_strlen(dst), s = real_strlen(src);
+	hg_note(dst, d + 1, HG_READ, RA);
+	hg_note(src, s + 1, HG_READ, RA);
+	hg_note(dst + d, s + 1, HG_WRITE, RA);
+	return real(dst, src);
+}
+
+char *strncat(char *dst, const char *src, size_t n)
+{
+	static char *(*real)(char *, const char *, size_t);
+	if (!real)
+		real = resolve("strncat");
+	size_t d = real_strlen(dst), s = real_strnlen(src, n);
+	hg_note(dst, d + 1, HG_READ, RA);
+	hg_note(src, s, HG_READ, RA);
+	hg_note(dst + d, s + 1, HG_WRITE, RA);
+	return real(dst, src, n);
+}
+
+int strncmp(const char *a, const char *b, size_t n)
+{
+	static int (*real)(const char *, const char *, size_t);
+	if (!real)
+		real = resolve("strncmp");
+	size_t i = 0;
+	while (i < n && a[i] && a[i] == b[i])
+		i++;
+	size_t len = i < n ? i + 1 : n;
+	hg_note(a, len, HG_READ, RA);
+	hg_note(b, len, HG_READ, RA);
+	return real(a, b, n);
+}

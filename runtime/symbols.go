@@ -1,12 +1,20 @@
 package main
 
+/*
+#include <stdlib.h>
+#include "hgrt.h"
+*/
+import "C"
+
 import (
 	"debug/dwarf"
 	"debug/elf"
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
+	"unsafe"
 )
 
 // symbolizer names code and data addresses of the main program from its own
@@ -19,6 +27,9 @@ type symbolizer struct {
 	funcs []sym // sorted by addr
 	objs  []sym // sorted by addr
 	lines []lineEntry
+
+	demangleMu sync.Mutex
+	demangled  map[string]string
 }
 
 type sym struct {
@@ -121,7 +132,7 @@ func (s *symbolizer) code(pc uint64) string {
 	s.load()
 	out := fmt.Sprintf("%#x", pc)
 	if f, ok := lookup(s.funcs, pc); ok {
-		out = f.name
+		out = s.demangle(f.name)
 		if pc != f.addr {
 			out += fmt.Sprintf("+%#x", pc-f.addr)
 		}
@@ -140,5 +151,31 @@ func (s *symbolizer) global(addr uint64) (name string, off, size uint64, ok bool
 	if !ok {
 		return "", 0, 0, false
 	}
-	return g.name, addr - g.addr, g.size, true
+	return s.demangle(g.name), addr - g.addr, g.size, true
+}
+
+// demangle turns a C++ symbol name into its source form when the program
+// has libstdc++ loaded (runtime/demangle.c); other names are returned as
+// they are.
+func (s *symbolizer) demangle(name string) string {
+	if !strings.HasPrefix(name, "_Z") {
+		return name
+	}
+	s.demangleMu.Lock()
+	defer s.demangleMu.Unlock()
+	if out, ok := s.demangled[name]; ok {
+		return out
+	}
+	out := name
+	cs := C.CString(name)
+	if d := C.hg_demangle(cs); d != nil {
+		out = C.GoString(d)
+		C.free(unsafe.Pointer(d))
+	}
+	C.free(unsafe.Pointer(cs))
+	if s.demangled == nil {
+		s.demangled = map[string]string{}
+	}
+	s.demangled[name] = out
+	return out
 }

@@ -332,6 +332,23 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	return r;
 }
 
+DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
+{
+	resolve_pthread_cond_clockwait();
+	struct hg_thread *t = hg_active(RA);
+	if (t)
+		hg_unlock_event(t, m);
+	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
+	if (t) {
+		hg_lock_event(t, m, 0);
+		hg_flush(t);
+		if (r == 0)
+			hg_acquire(t, c);
+	}
+	return r;
+}
+
 /* Semaphores. */
 DEFINE_REAL(int, sem_post, sem_t *)
 DEFINE_REAL(int, sem_wait, sem_t *)

@@ -59,6 +59,8 @@ type Memory struct {
 	failed atomic.Int64 // chunk mmaps that failed
 	closed bool
 
+	split splitArena // side cells of split granules
+
 	listMu sync.Mutex
 	list   []unsafe.Pointer // installed chunks, for Close
 
@@ -338,11 +340,12 @@ type MemStats struct {
 	MappedBytes  int64 // address space of mapped chunks (Chunks * ChunkCellBytes)
 	DirBytes     int64 // address space reserved for the directory
 	FailedChunks int64 // chunk mappings the kernel refused
+	SplitBytes   int64 // side cells of split granules (byte precision)
 }
 
 // Stats returns the amount of shadow mapped. The memory actually resident is
 // lower: cell pages are backed only once written.
 func (m *Memory) Stats() MemStats {
 	n := m.chunks.Load()
-	return MemStats{Chunks: n, MappedBytes: n * ChunkCellBytes, DirBytes: DirBytes, FailedChunks: m.failed.Load()}
+	return MemStats{Chunks: n, MappedBytes: n * ChunkCellBytes, DirBytes: DirBytes, FailedChunks: m.failed.Load(), SplitBytes: m.splitBytes()}
 }

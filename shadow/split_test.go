@@ -1,0 +1,78 @@
+package shadow
+
+import "testing"
+
+func TestByteMask(t *testing.T) {
+	cases := []struct {
+		addr, end, g, want uint64
+	}{
+		{0x1000, 0x1001, 0x1000, 0b0001},
+		{0x1001, 0x1002, 0x1000, 0b0010},
+		{0x1002, 0x1006, 0x1000, 0b1100},
+		{0x1002, 0x1006, 0x1004, 0b0011},
+		{0x1000, 0x1010, 0x1008, 0b1111},
+		{0x1000, 0x1004, 0x1004, 0},
+	}
+	for _, c := range cases {
+		if got := ByteMask(c.addr, c.end, c.g); got != c.want {
+			t.Errorf("ByteMask(%#x, %#x, %#x) = %04b, want %04b", c.addr, c.end, c.g, got, c.want)
+		}
+	}
+}
+
+func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
+	m, err := NewMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := m.Cell(0x10000)
+	c[0] = 2<<60 | 77
+	c[1] = PackSets(3, 4)
+	c[2] = PackAccess(0x401000, 1, 2, 1) | 0b0101<<TouchedShift
+	before := *c
+	s := m.Split(c)
+	if s == nil {
+		t.Fatal("Split returned nil")
+	}
+	if !IsSplit(c) || Side(c) != s {
+		t.Fatalf("cell not marked split: %#x %#x", c[0], c[1])
+	}
+	for b := range s {
+		want := [3]uint64{}
+		if b == 0 || b == 2 {
+			want = before
+		}
+		if s[b] != want {
+			t.Errorf("side cell %d = %#x, want %#x", b, s[b], want)
+		}
+	}
+	if st := m.Stats(); st.SplitBytes < 96 {
+		t.Errorf("SplitBytes = %d, want at least 96", st.SplitBytes)
+	}
+	// A reset forgets the split: the granule is one never-accessed location again.
+	m.Reset(0x10000, 4)
+	if IsSplit(c) || c[1] != 0 {
+		t.Errorf("reset left the split: %#x %#x", c[0], c[1])
+	}
+}
+
+func TestSplitManyGranules(t *testing.T) {
+	m, err := NewMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	seen := map[*SideCells]bool{}
+	for i := uint64(0); i < 20000; i++ { // more than one slab
+		c := m.Cell(0x200000 + 4*i)
+		c[0] = 1 << 60
+		c[2] = 1 << TouchedShift
+		s := m.Split(c)
+		if s == nil || seen[s] {
+			t.Fatalf("granule %d: side cells %p reused or nil", i, s)
+		}
+		seen[s] = true
+		s[3][0] = i // writable, and distinct from neighbours
+	}
+}
