@@ -42,6 +42,7 @@ const (
 	Read   Access = 1 << iota // the instruction reads the operand
 	Write                     // the instruction writes the operand
 	Atomic                    // lock-prefixed, or xchg with memory
+	Spin                      // set by the rewriter: a spinning-read-loop condition load or its counterpart write
 )
 
 // Flags record properties of an instruction's encoding and operand.

@@ -39,7 +39,8 @@ type Layout struct {
 
 // Options select what is instrumented.
 type Options struct {
-	InstrumentStack bool // also rsp-based and frame-pointer accesses
+	InstrumentStack bool   // also rsp-based and frame-pointer accesses
+	Hooks           *Hooks // loop hooks (hooks.go); nil for none
 }
 
 // Patch is a run of original code bytes to overwrite.
@@ -55,6 +56,8 @@ type Stats struct {
 	Instrumented int            // memory instructions that now call the runtime
 	Skipped      map[string]int // memory instructions not instrumented, by reason
 	Tactics      map[string]int // patched blocks, by tactic
+	Hooks        int            // loop hooks placed
+	HooksSkipped int            // loop hooks whose block could not be relocated
 }
 
 // Result is the plan's output.
@@ -79,7 +82,7 @@ const (
 
 // Info packs what the runtime learns about one access: the instruction's
 // link-time address (low 32 bits), the size in bytes and the access flags.
-func Info(addr uint64, size uint16, flags uint8) uint64 {
+func Info(addr uint64, size uint16, flags uint16) uint64 {
 	return uint64(uint32(addr)) | uint64(size)<<32 | uint64(flags)<<48
 }
 
@@ -100,6 +103,7 @@ type planned struct {
 	block  *cfg.Block
 	start  uint64 // first patched byte (after a leading endbr64)
 	sites  int
+	hooks  int    // loop hooks the block carries
 	tramp  uint64 // trampoline address
 	island uint64 // island address, short blocks only
 }
@@ -129,6 +133,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 				fmt.Fprintf(os.Stderr, "block %#x: %v\n", blk.Start, err)
 			}
 			b.res.Stats.Skipped[skipReloc] += p.sites
+			b.res.Stats.HooksSkipped += p.hooks
 			continue
 		}
 		if blk.End-p.start >= 5 {
@@ -145,6 +150,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 	for _, p := range short {
 		if !b.island(p, free) {
 			b.res.Stats.Skipped[skipShort] += p.sites
+			b.res.Stats.HooksSkipped += p.hooks
 			continue
 		}
 		b.done(p, "jmp8+island")
@@ -166,6 +172,7 @@ type builder struct {
 func (b *builder) done(p *planned, tactic string) {
 	b.res.Stats.Tactics[tactic]++
 	b.res.Stats.Instrumented += p.sites
+	b.res.Stats.Hooks += p.hooks
 }
 
 // plan decides whether a block is worth relocating and counts its sites.
@@ -194,7 +201,12 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 		}
 		p.sites++
 	}
-	if p.sites == 0 {
+	if b.g.HasUnwind && !blk.Unwound {
+		p.hooks = 0
+	} else {
+		p.hooks = b.hookCount(blk.Start, insts)
+	}
+	if p.sites == 0 && p.hooks == 0 {
 		return nil, false
 	}
 	if isEndbr(b.code(insts[0].Addr, uint64(insts[0].Len))) {
@@ -202,6 +214,7 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	}
 	if blk.End-p.start < 2 {
 		b.res.Stats.Skipped[skipShort] += p.sites
+		b.res.Stats.HooksSkipped += p.hooks
 		return nil, false
 	}
 	return p, true
@@ -321,10 +334,17 @@ func (b *builder) trampoline(p *planned) error {
 	var err error
 	buf := b.res.Text
 	var last *disasm.Inst
+	var stub *exitStub
+	exits := b.opt.Hooks.exits(p.block.Start)
 	for i := range insts {
 		in := &insts[i]
 		if in.Addr < p.start {
 			continue
+		}
+		if b.opt.Hooks.waitCall(in.Addr) {
+			if buf, err = b.hookGlue(buf, in.Addr, HookWait, Value{}); err != nil {
+				break
+			}
 		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
 			if buf, err = b.glue(buf, in, flagsDead(insts[i:])); err != nil {
@@ -333,6 +353,11 @@ func (b *builder) trampoline(p *planned) error {
 		}
 		if buf, err = b.relocate(buf, in); err != nil {
 			break
+		}
+		if i == len(insts)-1 {
+			if h, ok := branchExit(exits, in); ok {
+				stub = &exitStub{rel32: len(buf) - 4, hook: h}
+			}
 		}
 		if in.Flags&disasm.HasMem != 0 && in.Mem.Access&disasm.Atomic != 0 && b.skipReason(p.block, in) == "" {
 			// The acquire half of an atomic read-modify-write is after it.
@@ -343,7 +368,15 @@ func (b *builder) trampoline(p *planned) error {
 		last = in
 	}
 	if err == nil && last != nil && fallsThrough(last.Kind) {
-		buf, err = putRel(buf, base, b.t.jmpRel, p.block.End)
+		if h, ok := fallExit(exits, p.block.End); ok {
+			buf, err = b.hookGlue(buf, h.To, HookExit, h.Value)
+		}
+		if err == nil {
+			buf, err = putRel(buf, base, b.t.jmpRel, p.block.End)
+		}
+	}
+	if err == nil && stub != nil {
+		buf, err = b.placeStub(buf, *stub)
 	}
 	if err != nil {
 		b.res.Text = b.res.Text[:mark]
@@ -422,8 +455,8 @@ func (b *builder) postGlue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, e
 	return put(buf, leave, 0), nil
 }
 
-func accessFlags(a disasm.Access) uint8 {
-	var f uint8
+func accessFlags(a disasm.Access) uint16 {
+	var f uint16
 	if a&disasm.Read != 0 {
 		f |= InfoRead
 	}
@@ -432,6 +465,9 @@ func accessFlags(a disasm.Access) uint8 {
 	}
 	if a&disasm.Atomic != 0 {
 		f |= InfoAtomic
+	}
+	if a&disasm.Spin != 0 {
+		f |= InfoSpin
 	}
 	return f
 }

@@ -28,6 +28,7 @@ type detector struct {
 	handles  map[uint64]int32      // pthread_t -> tid
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
+	wrSeg    wrSegs // DS of the write/read relation (cond.go)
 	rep      reporter
 	heap     heapBlocks
 
@@ -49,6 +50,7 @@ type thread struct {
 	exitVC    *shadow.VC
 	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
 	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
+	cond      condState      // lock-protected region recording (cond.go)
 }
 
 var det *detector
@@ -59,7 +61,8 @@ func newDetector(o hgopts.Options, bias uint64) (*detector, error) {
 		return nil, err
 	}
 	d := &detector{opts: o, bias: bias, mem: mem, locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
-		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{}}
+		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
+		wrSeg: wrSegs{}}
 	if o.MSM == "long" {
 		d.machine = msm.Long
 	}
@@ -374,6 +377,11 @@ const (
 	flagLock      = 64
 	flagUnlock    = 128
 	flagResetDone = 256
+	flagSpin      = 512
+	flagHook      = 1024
+
+	lockRead = 1 // lock event len bits (hgrt.h HG_LOCK_*)
+	lockWait = 2
 
 	// accessFree marks, in the flags of an access (and of the cell's
 	// previous-access word), the write a free makes; the bit is free

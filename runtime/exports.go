@@ -39,6 +39,8 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 	o.verbosity = C.int(opts.Verbosity)
 	o.detect = cbool(opts.Detect)
 	o.exitcode = C.int(opts.ExitCode)
+	o.lsd = C.int(map[string]int{"no": 0, "yes": 1, "wr": 2}[opts.LSD])
+	o.spin = cbool(opts.Spin)
 	return 0
 }
 
@@ -78,10 +80,24 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 			if !d.opts.Lib {
 				continue
 			}
+			mode := uint64(e.len)
 			if flags&flagLock != 0 {
-				d.lock(t, addr, e.len == 0)
+				d.lock(t, addr, mode&lockRead == 0)
 			} else {
 				d.unlock(t, addr)
+			}
+			if mode&lockWait == 0 {
+				if flags&flagLock != 0 {
+					t.cond.begin()
+				} else {
+					t.cond.end()
+				}
+			}
+			continue
+		}
+		if flags&flagHook != 0 {
+			if d.opts.Lib {
+				d.loopExit(t, addr)
 			}
 			continue
 		}
@@ -102,6 +118,9 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		}
 		if e.len != 0 {
 			size = uint64(e.len)
+		}
+		if t.cond.recording {
+			t.cond.record(addr, flags&flagWrite != 0)
 		}
 		d.access(t, addr, size, pc, uint8(flags))
 	}
@@ -200,6 +219,22 @@ func hgGoBarrierLeave(tid int32, addr, gen uint64) {
 	d := det
 	if t := d.thread(tid); t != nil && d.opts.Lib {
 		d.barrierLeave(t, addr, gen)
+	}
+}
+
+//export hgGoSignal
+func hgGoSignal(tid int32, cv uint64) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.signal(t, cv)
+	}
+}
+
+//export hgGoWaitDone
+func hgGoWaitDone(tid int32, cv uint64, inLoop, woke bool) {
+	d := det
+	if t := d.thread(tid); t != nil && d.opts.Lib {
+		d.waitDone(t, cv, inLoop, woke)
 	}
 }
 

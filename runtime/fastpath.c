@@ -214,9 +214,17 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 {
 	if (!hg_detect || t->in_rt)
 		return;
-	if (!(HG_INFO_FLAGS(info) & HG_ATOMIC) && t->tid >= 0 &&
-	    hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), HG_INFO_FLAGS(info)))
-		return;
+	uint32_t flags = HG_INFO_FLAGS(info);
+	if (!(flags & (HG_ATOMIC | HG_HOOK))) {
+		if (__builtin_expect(hg_spin_used, 0) && (flags & HG_WRITE) && !(flags & HG_READ) &&
+		    hg_spin_is(addr, len ? len : HG_INFO_SIZE(info))) {
+			/* the counterpart write of a spin variable reached through a
+			 * pointer (loops.c): a release, not an access */
+			info |= (uint64_t)(HG_ATOMIC | HG_SPIN) << 48;
+		} else if (!t->recording && t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
+			return;
+		}
+	}
 	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
 		hg_flush_saving(t);
 	struct hg_event *e = &t->buf[t->n++];
@@ -280,11 +288,66 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 	e->len = len;
 }
 
+/* hg_hook handles the rewriter's loop hooks (patch/hooks.go). A wait
+ * mark is noted for the next condition wait (wrappers.c); a wait-loop exit
+ * goes to the Go side in order with the thread's accesses, since it acts on
+ * the reads recorded since the last lock. */
+HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
+{
+	if (!hg_detect || t->in_rt || t->tid < 0 || hg_opts.lsd == 0)
+		return;
+	uint32_t kind = HG_INFO_SIZE(info);
+	if ((kind & 0xff) == HG_HOOK_WAIT) {
+		t->wait_mark = 1;
+		return;
+	}
+	t->wait_mark = 0;
+	if (kind & HG_HOOK_DEREF)
+		addr = hg_safe_load(addr);
+	hg_push(t, addr, info, 0);
+}
+
+/* hg_spin handles the accesses of spinning-read loops: the condition load
+ * is an acquire after the load (its address noted as a spin variable), a
+ * counterpart write a release before the store. With spin=no they are
+ * plain accesses. */
+HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
+{
+	uint32_t flags = HG_INFO_FLAGS(info);
+	if (!hg_opts.spin) {
+		if (flags & HG_POST)
+			return;
+		hg_add(&t->accesses, 1, t);
+		hg_push(t, addr, info & ~((uint64_t)(HG_ATOMIC | HG_SPIN) << 48), 0);
+		return;
+	}
+	if (!(flags & HG_POST))
+		hg_add(&t->accesses, 1, t);
+	if (flags & HG_READ) {
+		if (!(flags & HG_POST)) {
+			t->last_atomic = addr;
+			hg_spin_note(addr);
+			return;
+		}
+		addr = t->last_atomic;
+	} else if (flags & HG_POST) {
+		return;
+	}
+	hg_push(t, addr, info, 0);
+}
+
 HG_FAST void hg_access(uint64_t addr, uint64_t info)
 {
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t == NULL, 0))
 		t = hg_register();
+	if (__builtin_expect(HG_INFO_FLAGS(info) & (HG_HOOK | HG_SPIN), 0)) {
+		if (HG_INFO_FLAGS(info) & HG_HOOK)
+			hg_hook(t, addr, info);
+		else
+			hg_spin(t, addr, info);
+		return;
+	}
 	if (__builtin_expect(HG_INFO_FLAGS(info) & HG_ATOMIC, 0)) {
 		if (HG_INFO_FLAGS(info) & HG_POST)
 			addr = t->last_atomic; /* the registers may have changed */

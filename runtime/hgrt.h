@@ -39,6 +39,14 @@ struct hg_header {
 #define HG_LOCK 64    /* lock acquired: addr, len = 1 for read mode */
 #define HG_UNLOCK 128 /* lock released: addr */
 #define HG_RESET_DONE 256 /* with HG_ALLOC: the C side reset the shadow already */
+#define HG_SPIN 512   /* with HG_ATOMIC: a spinning-read-loop load (acquire after) or its counterpart write (release before) */
+#define HG_HOOK 1024  /* not an access: a loop hook, kind in the size field (patch/hooks.go) */
+#define HG_HOOK_WAIT 1    /* the next condition wait belongs to a wait loop */
+#define HG_HOOK_EXIT 2    /* a wait loop is left; addr: its condition variable, or 0 */
+#define HG_HOOK_DEREF 0x100 /* with HG_HOOK_EXIT: addr holds the condition variable's address */
+/* Lock events: len bits. */
+#define HG_LOCK_READ 1 /* read mode (rwlock) */
+#define HG_LOCK_WAIT 2 /* the mutex released and re-acquired inside a condition wait */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -61,7 +69,9 @@ struct hg_thread {
 	int32_t tid;        /* the detector's thread id, -1 until known */
 	int32_t in_rt;      /* inside the runtime: accesses from signal handlers are dropped */
 	uint32_t n;         /* buffered events */
-	uint32_t pad;
+	uint8_t wait_mark;  /* a wait-loop hook marked the next condition wait */
+	uint8_t recording;  /* inside a lock-protected region (lsd): accesses go to the Go side */
+	uint16_t pad;
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
@@ -74,6 +84,8 @@ struct hg_options {
 	int verbosity;
 	int detect;   /* race detection on (off: only counting) */
 	int exitcode; /* exit status when races were reported; 0 keeps the program's */
+	int lsd;      /* condition variables: 0 no, 1 yes, 2 wr (hgopts.Options.LSD) */
+	int spin;     /* spinning-read loops synchronise */
 	char log_path[4096];
 };
 
@@ -95,6 +107,12 @@ struct hg_thread *hg_bufferable(void); /* the thread's record if it may buffer e
 void hg_flush(struct hg_thread *t);
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
 void hg_reset_cells(uint64_t addr, uint64_t size);
+void hg_spin_note(uint64_t addr);              /* loops.c: addr is a spin variable */
+/* is a write to [addr, addr+size) a counterpart write? (called on the fast path: saves what it uses) */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size);
+void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released */
+extern int hg_spin_used;
+uint64_t hg_safe_load(uint64_t addr);          /* 8 bytes at addr, 0 if unreadable */
 uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
 void hg_print(const char *line);
 void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */

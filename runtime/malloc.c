@@ -56,6 +56,7 @@ static void hg_release_block(void *p, void *ra)
 	if (!p || !hg_detect)
 		return;
 	size_t n = malloc_usable_size(p);
+	hg_spin_forget((uint64_t)(uintptr_t)p, n);
 	uint64_t pc = hg_link_pc(ra);
 	struct hg_thread *t = pc ? hg_bufferable() : NULL;
 	if (!t) {

@@ -210,14 +210,23 @@ static struct hg_thread *hg_lock_tracked(void *ra)
 	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
 }
 
-static void hg_lock_event(struct hg_thread *t, const volatile void *m, int read_mode)
+/* Lock events also start and stop the recording of a lock-protected
+ * region's accesses for the condition-variable handling (lsd, ch. 6.4):
+ * while recording, the fast path hands every access to the Go side. The
+ * mutex a condition wait releases and re-acquires is not a region
+ * boundary (HG_LOCK_WAIT). */
+static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)read_mode, 1);
+	if (!(mode & HG_LOCK_WAIT))
+		t->recording = hg_opts.lsd != 0;
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
 }
 
-static void hg_unlock_event(struct hg_thread *t, const volatile void *m)
+static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, 0, 1);
+	if (!(mode & HG_LOCK_WAIT))
+		t->recording = 0;
+	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
 }
 
 #define LOCK_WRAPPER(name, type, mode)                  \
@@ -239,7 +248,7 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m)
 		resolve_##name();                       \
 		struct hg_thread *t = hg_lock_tracked(RA); \
 		if (t)                                  \
-			hg_unlock_event(t, m);          \
+			hg_unlock_event(t, m, 0);       \
 		return REAL(name)(m);                   \
 	}
 
@@ -280,39 +289,67 @@ static void hg_acquire(struct hg_thread *t, void *obj)
 		GO(t, hgGoAcquire(t->tid, (GoUint64)(uintptr_t)obj));
 }
 
-/* Condition variables (plain ch. 5.1.2 semantics). Waiting releases and
- * re-acquires the mutex: the lockset follows. */
+/* Condition variables. A signal publishes the signaller's past on the
+ * condition variable (and, with lsd=wr, on the variables it wrote in its
+ * lock-protected region); a completed wait acquires it (runtime/cond.go).
+ * A wait that a wait-loop hook marked is only remembered: the loop's exit
+ * hook makes the edge, even when the signal came before the loop and the
+ * wait never ran (ch. 6.3). Waiting releases and re-acquires the mutex:
+ * the lockset follows. */
 DEFINE_REAL(int, pthread_cond_signal, pthread_cond_t *)
 DEFINE_REAL(int, pthread_cond_broadcast, pthread_cond_t *)
 DEFINE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
 DEFINE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
+DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
+
+static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
+{
+	if (t)
+		GO(t, hgGoSignal(t->tid, (GoUint64)(uintptr_t)c));
+}
 
 int pthread_cond_signal(pthread_cond_t *c)
 {
 	resolve_pthread_cond_signal();
-	hg_release(hg_active(RA), c);
+	hg_signal(hg_active(RA), c);
 	return REAL(pthread_cond_signal)(c);
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	resolve_pthread_cond_broadcast();
-	hg_release(hg_active(RA), c);
+	hg_signal(hg_active(RA), c);
 	return REAL(pthread_cond_broadcast)(c);
+}
+
+/* hg_wait_begin is called before a condition wait; it returns whether the
+ * wait belongs to a wait loop. */
+static int hg_wait_begin(struct hg_thread *t, pthread_mutex_t *m)
+{
+	if (!t)
+		return 0;
+	int in_loop = t->wait_mark;
+	t->wait_mark = 0;
+	hg_unlock_event(t, m, HG_LOCK_WAIT);
+	return in_loop;
+}
+
+static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t *m, int in_loop, int r)
+{
+	if (!t)
+		return;
+	hg_lock_event(t, m, HG_LOCK_WAIT);
+	hg_flush(t);
+	GO(t, hgGoWaitDone(t->tid, (GoUint64)(uintptr_t)c, in_loop, r == 0));
 }
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
-	if (t)
-		hg_unlock_event(t, m);
+	int in_loop = hg_wait_begin(t, m);
 	int r = REAL(pthread_cond_wait)(c, m);
-	if (t) {
-		hg_lock_event(t, m, 0);
-		hg_flush(t);
-		hg_acquire(t, c);
-	}
+	hg_wait_end(t, c, m, in_loop, r);
 	return r;
 }
 
@@ -320,32 +357,19 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 {
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
-	if (t)
-		hg_unlock_event(t, m);
+	int in_loop = hg_wait_begin(t, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
-	if (t) {
-		hg_lock_event(t, m, 0);
-		hg_flush(t);
-		if (r == 0)
-			hg_acquire(t, c);
-	}
+	hg_wait_end(t, c, m, in_loop, r);
 	return r;
 }
 
-DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
 {
 	resolve_pthread_cond_clockwait();
 	struct hg_thread *t = hg_active(RA);
-	if (t)
-		hg_unlock_event(t, m);
+	int in_loop = hg_wait_begin(t, m);
 	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
-	if (t) {
-		hg_lock_event(t, m, 0);
-		hg_flush(t);
-		if (r == 0)
-			hg_acquire(t, c);
-	}
+	hg_wait_end(t, c, m, in_loop, r);
 	return r;
 }
 

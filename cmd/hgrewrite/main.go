@@ -42,6 +42,9 @@ type config struct {
 	showVersion     bool
 	instrumentStack bool
 	runtimeLib      string
+	loops           loopConfig
+	listLoops       bool
+	dumpCFG         string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -54,6 +57,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&c.instrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
 	fs.StringVar(&c.runtimeLib, "runtime", "", "runtime library to ship with the output (default: "+elfrw.RuntimeLibName+" beside the hgrewrite binary)")
+	fs.BoolVar(&c.loops.enabled, "loops", true, "find wait-enclosing and spinning-read loops and instrument them (--loops=false: plain condition-variable and no ad-hoc synchronisation handling)")
+	fs.BoolVar(&c.listLoops, "list-loops", false, "print the wait-enclosing and spinning-read loops of INPUT and exit (no -o needed; with --stats, also counts)")
+	fs.StringVar(&c.dumpCFG, "dump-cfg", "", "write Graphviz files of the functions holding such loops into `DIR`")
+	fs.IntVar(&c.loops.opt.SpinBlocks, "spin-blocks", loops.DefaultSpinBlocks, "largest spinning-read loop, in basic blocks")
+	fs.IntVar(&c.loops.opt.WaitBlocks, "wait-blocks", loops.DefaultWaitBlocks, "largest wait-enclosing loop, in basic blocks")
+	fs.IntVar(&c.loops.opt.WaitBytes, "wait-bytes", loops.DefaultWaitBytes, "largest wait-enclosing loop, in bytes of code")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -67,6 +76,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	if c.showVersion {
 		fmt.Fprintf(stdout, "hgrewrite %s\n", version)
+		return 0
+	}
+	if c.loops.opt.SpinBlocks < 1 || c.loops.opt.WaitBlocks < 1 || c.loops.opt.WaitBytes < 1 {
+		fmt.Fprintln(stderr, "hgrewrite: --spin-blocks, --wait-blocks and --wait-bytes must be at least 1")
+		return 2
+	}
+	if c.listLoops && fs.NArg() == 1 && c.output == "" {
+		if err := showLoops(fs.Arg(0), &c, stdout); err != nil {
+			fmt.Fprintf(stderr, "hgrewrite: %v\n", err)
+			return 1
+		}
 		return 0
 	}
 	if fs.NArg() != 1 || c.output == "" {
@@ -93,9 +113,17 @@ func rewrite(input string, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
-	res, err := instrument(bin, patch.Options{InstrumentStack: c.instrumentStack})
+	res, err := instrument(bin, patch.Options{InstrumentStack: c.instrumentStack}, c.loops)
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
+	}
+	if c.listLoops && res.loops != nil {
+		listLoops(stdout, bin, res.graph, res.loops, c.stats)
+	}
+	if c.dumpCFG != "" && res.loops != nil {
+		if _, err := dumpCFG(c.dumpCFG, res.graph, res.loops); err != nil {
+			return err
+		}
 	}
 	if err := writeFileAtomic(c.output, res.image, 0o755); err != nil {
 		return err
@@ -110,6 +138,23 @@ func rewrite(input string, c *config, stdout, stderr io.Writer) error {
 	}
 	if c.stats {
 		printStats(stdout, res, time.Since(start))
+	}
+	return nil
+}
+
+// showLoops is --list-loops without -o: analyse, print, write nothing.
+func showLoops(input string, c *config, stdout io.Writer) error {
+	bin, err := elfrw.Open(input)
+	if err != nil {
+		return fmt.Errorf("%s: %w", input, err)
+	}
+	g, _ := analyze(bin)
+	lr := findLoops(bin, g, c.loops.opt)
+	listLoops(stdout, bin, g, lr, c.stats)
+	if c.dumpCFG != "" {
+		if _, err := dumpCFG(c.dumpCFG, g, lr); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -134,6 +179,13 @@ func printStats(w io.Writer, res *result, took time.Duration) {
 	fmt.Fprintf(w, "functions:                   %d\n", res.funcs)
 	fmt.Fprintf(w, "jump tables recovered:       %d\n", res.jumpTables)
 	fmt.Fprintf(w, "trampoline bytes:            %d\n", res.textSize)
+	if lr := res.loops; lr != nil {
+		fmt.Fprintf(w, "loops:                       %d\n", lr.Stats.Loops)
+		fmt.Fprintf(w, "wait-enclosing loops:        %d\n", lr.Stats.WaitLoops)
+		fmt.Fprintf(w, "spinning-read loops:         %d\n", lr.Stats.SpinLoops)
+		fmt.Fprintf(w, "loop hooks placed:           %d (not placeable: %d)\n", s.Hooks, s.HooksSkipped)
+		fmt.Fprintf(w, "loop analysis time:          %.3fs\n", res.loopTime.Seconds())
+	}
 	fmt.Fprintf(w, "rewrite time:                %.3fs\n", took.Seconds())
 }
 

@@ -3,15 +3,20 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 	"hgrewrite/elfrw"
+	"hgrewrite/loops"
 	"hgrewrite/patch"
 )
 
 type result struct {
 	image       []byte
+	graph       *cfg.Graph
+	loops       *loops.Result // nil when loop analysis is off
+	loopTime    time.Duration
 	stats       patch.Stats
 	undecodable int
 	blocks      int
@@ -104,8 +109,22 @@ func markGuardReads(bin *elfrw.Binary, secs []cfg.Code) {
 	}
 }
 
-func instrument(bin *elfrw.Binary, opt patch.Options) (*result, error) {
+// loopConfig says whether and how loops are analysed and instrumented.
+type loopConfig struct {
+	enabled bool
+	opt     loops.Options
+}
+
+func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, error) {
 	g, bad := analyze(bin)
+	var lr *loops.Result
+	var loopTime time.Duration
+	if lc.enabled {
+		start := time.Now()
+		lr = findLoops(bin, g, lc.opt)
+		opt.Hooks = planLoops(g, lr)
+		loopTime = time.Since(start)
+	}
 	lay, err := bin.PlanLayout()
 	if err != nil {
 		return nil, err
@@ -126,7 +145,7 @@ func instrument(bin *elfrw.Binary, opt patch.Options) (*result, error) {
 	if _, err := elfrw.Parse(img); err != nil && !isAlreadyRewritten(err) {
 		return nil, fmt.Errorf("internal error: output does not parse: %v", err)
 	}
-	return &result{image: img, stats: res.Stats, undecodable: bad, blocks: len(g.Blocks),
+	return &result{image: img, graph: g, loops: lr, loopTime: loopTime, stats: res.Stats, undecodable: bad, blocks: len(g.Blocks),
 		funcs: len(g.Funcs), jumpTables: g.JumpTables, textSize: len(res.Text)}, nil
 }
 

@@ -21,14 +21,16 @@ type Options struct {
 	Lib         bool   // use pthread semantics (default); false: only create/join synchronise
 	MaxReports  int    // stop reporting after this many reports (0: no limit)
 	Detect      bool   // race detection on (default); false: only count accesses
+	LSD         string // condition variables (ch. 6): "no" (plain wait semantics), "yes" (wait loops, one segment per cv), "wr" (default: wait loops and write/read relations)
+	Spin        bool   // spinning-read loops (ch. 7) synchronise (default); false: their loads and writes are plain accesses
 }
 
 // Defaults are the settings when HG_OPTIONS is empty.
 func Defaults() Options {
-	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true}
+	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true}
 }
 
-var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect"
+var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin"
 
 // Parse parses an HG_OPTIONS value.
 func Parse(s string) (Options, error) {
@@ -65,6 +67,13 @@ func Parse(s string) (Options, error) {
 			o.MaxReports, err = nonNegative(val, 1<<30)
 		case "detect":
 			o.Detect, err = parseBool(val)
+		case "lsd":
+			if val != "no" && val != "yes" && val != "wr" {
+				err = fmt.Errorf("want no, yes or wr")
+			}
+			o.LSD = val
+		case "spin":
+			o.Spin, err = parseBool(val)
 		default:
 			return o, fmt.Errorf("unknown option %q (known: %s)", key, keys)
 		}

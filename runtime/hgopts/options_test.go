@@ -17,6 +17,8 @@ func TestParseOptions(t *testing.T) {
 		"msm=long:exitcode=0":         with(func(o *Options) { o.MSM, o.ExitCode = "long", 0 }),
 		"lib=no max_reports=3":        with(func(o *Options) { o.Lib, o.MaxReports = false, 3 }),
 		"halt_on_error=1 detect=0":    with(func(o *Options) { o.HaltOnError, o.Detect = true, false }),
+		"lsd=no spin=0":               with(func(o *Options) { o.LSD, o.Spin = "no", false }),
+		"lsd=yes":                     with(func(o *Options) { o.LSD = "yes" }),
 	}
 	for in, want := range good {
 		got, err := Parse(in)
@@ -35,6 +37,8 @@ func TestParseOptions(t *testing.T) {
 		"msm=medium":    `bad value "medium" for msm`,
 		"exitcode=300":  `bad value "300" for exitcode`,
 		"max_reports=a": `bad value "a" for max_reports`,
+		"lsd=maybe":     `bad value "maybe" for lsd`,
+		"spin=2":        `bad value "2" for spin`,
 	}
 	for in, want := range bad {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {

@@ -1,0 +1,147 @@
+package main
+
+import (
+	"hgrewrite/shadow"
+)
+
+// Condition variables with lost signals and shared condition variables
+// (dissertation ch. 6, listing 6.2, algorithm 2), under HG_OPTIONS lsd:
+//
+//   - no: a completed wait acquires what signals released on the condition
+//     variable (ch. 5.1.2). A waiter whose loop finds the condition true
+//     before it ever waits gets no edge (a lost signal: false reports).
+//   - yes: the rewriter marks the waits inside wait-enclosing loops and
+//     hooks every exit of those loops (patch/hooks.go). A marked wait only
+//     remembers its condition variable; the loop exit acquires the
+//     condition variable's one "fake" segment TS_cv, which every signal
+//     joins, whether or not the wait ran.
+//   - wr (default): as yes, but the loop exit (and an unmarked wait) first
+//     looks for write/read relations: the variables the waiter read in its
+//     lock-protected region that a signaller wrote in its region before
+//     signalling. It acquires those signallers' segments only, and falls
+//     back to TS_cv when there is none. Two signaller/waiter pairs sharing
+//     one condition variable (fig. 6.3) then stay unordered.
+//
+// A thread's region starts at a lock and ends at the unlock (the mutex a
+// wait releases and re-acquires does not end it). In it, the thread's reads
+// and writes are recorded; writes stop being recorded at a signal.
+
+// maxRecorded bounds the addresses recorded per region: a loop condition
+// reads a few variables; a long region keeps its first ones.
+const maxRecorded = 64
+
+// condState is one thread's recording (touched only by the thread itself).
+type condState struct {
+	recording bool
+	writesOn  bool
+	reads     []uint64
+	writes    []uint64
+	loopCV    uint64 // condition variable of the last marked wait in the current wait loop
+	loopWait  bool   // a marked wait ran since the last loop exit
+}
+
+func (c *condState) begin() {
+	c.recording, c.writesOn = true, true
+	c.reads, c.writes = c.reads[:0], c.writes[:0]
+}
+
+func (c *condState) end() {
+	c.recording, c.writesOn = false, false
+	c.reads, c.writes = c.reads[:0], c.writes[:0]
+}
+
+func note(set []uint64, addr uint64) []uint64 {
+	for _, a := range set {
+		if a == addr {
+			return set
+		}
+	}
+	if len(set) < maxRecorded {
+		set = append(set, addr)
+	}
+	return set
+}
+
+// record notes an access made inside a lock-protected region.
+func (c *condState) record(addr uint64, write bool) {
+	if !c.recording {
+		return
+	}
+	if write {
+		if c.writesOn {
+			c.writes = note(c.writes, addr)
+		}
+		return
+	}
+	c.reads = note(c.reads, addr)
+}
+
+// signal is HANDLE_SIGNAL: the variables t wrote in its region map to
+// t's current segment (DS(d) <- TS_t), TS_cv joins TS_t, and t starts a new
+// segment.
+func (d *detector) signal(t *thread, cv uint64) {
+	if d.opts.LSD == "wr" && len(t.cond.writes) > 0 {
+		seg := t.vc.Copy()
+		d.mu.Lock()
+		for _, w := range t.cond.writes {
+			d.wrSeg[w] = seg
+		}
+		d.mu.Unlock()
+	}
+	t.cond.writes = t.cond.writes[:0]
+	t.cond.writesOn = false
+	d.release(t, cv)
+}
+
+// waitDone runs when a condition wait returns (woke: not by a timeout).
+func (d *detector) waitDone(t *thread, cv uint64, inLoop, woke bool) {
+	if inLoop && d.opts.LSD != "no" {
+		t.cond.loopCV, t.cond.loopWait = cv, true
+		return
+	}
+	if woke {
+		d.handleWait(t, cv)
+	}
+}
+
+// loopExit is ANNOTATE_WAIT: a wait loop is left. The condition variable
+// is that of the last wait the loop ran, else the one the rewriter
+// recovered statically (0 if it could not).
+func (d *detector) loopExit(t *thread, static uint64) {
+	if d.opts.LSD == "no" {
+		return
+	}
+	cv := static
+	if t.cond.loopWait {
+		cv = t.cond.loopCV
+	}
+	t.cond.loopCV, t.cond.loopWait = 0, false
+	d.handleWait(t, cv)
+}
+
+// handleWait is HANDLE_WAIT: with lsd=wr, acquire the segments of the
+// signallers that wrote what t read in its region; else (or when there is
+// none) acquire TS_cv. cv 0 (unknown) leaves only the write/read relation.
+func (d *detector) handleWait(t *thread, cv uint64) {
+	found := false
+	d.mu.Lock()
+	if d.opts.LSD == "wr" {
+		for _, r := range t.cond.reads {
+			if seg := d.wrSeg[r]; seg != nil {
+				t.vc.Join(seg)
+				found = true
+			}
+		}
+	}
+	if !found && cv != 0 {
+		if vc := d.syncVC[cv]; vc != nil {
+			t.vc.Join(vc)
+		}
+	}
+	d.mu.Unlock()
+	d.tick(t)
+}
+
+// wrSegs is DS: variable -> segment (vector clock) of the last signaller
+// that wrote it in its lock-protected region before signalling.
+type wrSegs map[uint64]*shadow.VC

@@ -1,0 +1,100 @@
+/* loops.c: run-time support for the loops the rewriter found (package
+ * loops): the set of spin variables, and a load that cannot fault.
+ *
+ * A spinning-read loop's condition loads are acquires (after the load) and
+ * the stores the rewriter could match to them statically are releases
+ * (before the store). A spin variable reached through a pointer has no
+ * static counterpart store: its address is noted here when the spinning
+ * load runs, and from then on a plain store to it counts as the
+ * counterpart write (fastpath.c). A store made before the first spinning
+ * load is not recognised this way; see docs/detector.md. The table is
+ * small, lock-free and never shrinks except when a heap block holding spin
+ * variables is released. */
+#define _GNU_SOURCE
+#include "hgrt.h"
+
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#define HG_SPIN_SLOTS 256 /* a power of two */
+
+static uint64_t hg_spin_slots[HG_SPIN_SLOTS];
+int hg_spin_used;
+
+static inline uint32_t hg_spin_hash(uint64_t a)
+{
+	return (uint32_t)((a >> 2) * 0x9e3779b97f4a7c15ull >> 56) & (HG_SPIN_SLOTS - 1);
+}
+
+__attribute__((target("general-regs-only"))) void hg_spin_note(uint64_t addr)
+{
+	if (addr == 0)
+		return;
+	uint32_t h = hg_spin_hash(addr);
+	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
+		uint64_t *s = &hg_spin_slots[(h + i) & (HG_SPIN_SLOTS - 1)];
+		uint64_t v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+		if (v == addr)
+			return;
+		if (v == 0 || v == 1) { /* free, or a forgotten entry */
+			if (__atomic_compare_exchange_n(s, &v, addr, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+				__atomic_store_n(&hg_spin_used, 1, __ATOMIC_RELEASE);
+				return;
+			}
+			if (v == addr)
+				return;
+		}
+	}
+	/* full: the variable is handled by its static counterparts only */
+}
+
+/* hg_spin_is tells whether a store to [addr, addr+size) writes a spin
+ * variable. Spin variables are looked up by the store's start address. */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size)
+{
+	(void)size;
+	uint32_t h = hg_spin_hash(addr);
+	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
+		uint64_t v = __atomic_load_n(&hg_spin_slots[(h + i) & (HG_SPIN_SLOTS - 1)], __ATOMIC_ACQUIRE);
+		if (v == addr)
+			return 1;
+		if (v == 0)
+			return 0;
+	}
+	return 0;
+}
+
+/* hg_spin_forget drops the spin variables inside a released heap block
+ * (slot value 1 keeps probe chains intact). */
+__attribute__((target("general-regs-only"))) void hg_spin_forget(uint64_t addr, uint64_t size)
+{
+	if (!__atomic_load_n(&hg_spin_used, __ATOMIC_ACQUIRE))
+		return;
+	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
+		uint64_t v = __atomic_load_n(&hg_spin_slots[i], __ATOMIC_ACQUIRE);
+		if (v > 1 && v >= addr && v - addr < size)
+			__atomic_compare_exchange_n(&hg_spin_slots[i], &v, 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	}
+}
+
+/* hg_safe_load reads 8 bytes at addr through process_vm_readv on the
+ * process itself, which fails with EFAULT instead of faulting: a wait
+ * loop's condition-variable pointer is read at the loop exit even when the
+ * loop body, which reads it too, never ran. Raw system calls: this runs on
+ * the trampolines' path, where only general registers may be touched. */
+__attribute__((target("general-regs-only"))) uint64_t hg_safe_load(uint64_t addr)
+{
+	uint64_t v = 0;
+	struct iovec local = {&v, sizeof v}, remote = {(void *)(uintptr_t)addr, sizeof v};
+	long pid;
+	__asm__ volatile("syscall" : "=a"(pid) : "a"((long)SYS_getpid) : "rcx", "r11", "memory");
+	long r;
+	register long r10 __asm__("r10") = (long)&remote;
+	register long r8 __asm__("r8") = 1;
+	register long r9 __asm__("r9") = 0;
+	__asm__ volatile("syscall"
+			 : "=a"(r)
+			 : "a"((long)SYS_process_vm_readv), "D"(pid), "S"(&local), "d"(1L), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return r == (long)sizeof v ? v : 0;
+}
