@@ -52,6 +52,10 @@ type Loop struct {
 	Exits  []Exit // sorted by From, then To (then Branch)
 	Parent int    // index in Result.Loops of the innermost enclosing loop, -1 if none
 	Depth  int    // 1 for an outermost loop
+	// Sub marks the natural loop of a single back edge of a header that
+	// has several (the merged loop is its parent). Sub-loops are only
+	// candidates for spinning-read loops.
+	Sub bool
 }
 
 // ValueKind says how a Value is computed.
@@ -70,6 +74,10 @@ const (
 	// add $0x30,%rax`). A consumer that does not know this kind must treat
 	// it as Unknown.
 	LoadPlus
+
+	// entryReg (internal, wrapper detection only): register Reg + Disp at
+	// the function entry.
+	entryReg ValueKind = 100
 )
 
 // Value says how to compute a pointer argument at a loop exit, even when
@@ -86,15 +94,27 @@ type Value struct {
 // WaitCall is a condition wait called in a wait loop.
 type WaitCall struct {
 	Addr   uint64 // address of the call instruction
-	Callee string // imported name, e.g. pthread_cond_wait, or the symbol of an in-binary libstdc++ wait template
-	CV     Value  // first argument (rdi): the condition variable (for std::condition_variable, `this`)
-	Mutex  Value  // second argument (rsi): the mutex (pthread, C11) or the std::unique_lock (libstdc++)
+	Callee string // imported name, e.g. pthread_cond_wait, or the symbol of a wait function of the binary
+	// Import is the wait the call amounts to, which fixes what Mutex is: a
+	// pthread or C11 name (Mutex is the mutex), or a libstdc++/libc++ name
+	// (Mutex is the std::unique_lock). It equals Callee except for wrappers
+	// such as libuv's uv_cond_wait, where it is the import they call.
+	Import string
+	CV     Value // first argument (rdi): the condition variable (for std::condition_variable, `this`)
+	Mutex  Value // second argument (rsi): the mutex (pthread, C11) or the std::unique_lock (libstdc++)
 }
 
 // WaitLoop is a loop whose body calls a condition wait.
 type WaitLoop struct {
 	Loop  int        // index in Result.Loops
 	Waits []WaitCall // wait calls in the loop body, nested loops' bodies included, sorted by Addr
+	// Guards are edges that skip the loop: a conditional jump before a
+	// rotated loop (fig. 6.5, variant 1: `if (!cond) do wait while
+	// (!cond)`) whose one side leads into the loop and whose other side
+	// goes where the loop's exits go. A signal sent before the waiter
+	// arrives takes this edge, so it is instrumented like an exit. From is
+	// the block before the loop.
+	Guards []Exit
 }
 
 // SpinLoop is a spinning-read loop.
@@ -140,14 +160,15 @@ func (o Options) withDefaults() Options {
 
 // analyzer holds the state of one Analyze call.
 type analyzer struct {
-	in     Input
-	g      *cfg.Graph
-	opt    Options
-	res    *Result
-	jumped []bool  // block is the target of a direct jump somewhere
-	local  []int32 // global block -> local index in the current function, -1
-	decode map[uint64]*x86asm.Inst
-	callee map[int]*calleeInfo
+	in       Input
+	g        *cfg.Graph
+	opt      Options
+	res      *Result
+	jumped   []bool  // block is the target of a direct jump somewhere
+	local    []int32 // global block -> local index in the current function, -1
+	decode   map[uint64]*x86asm.Inst
+	callee   map[int]*calleeInfo
+	wrappers map[uint64]wrapper // function start -> condition wait it is
 }
 
 // Analyze finds the natural loops of every function, the wait-enclosing
@@ -176,6 +197,7 @@ func Analyze(in Input, opt Options) *Result {
 	for i := range a.local {
 		a.local[i] = -1
 	}
+	a.findWrappers()
 	for fi := range g.Funcs {
 		if len(g.Funcs[fi].Blocks) < 1 {
 			continue
@@ -458,11 +480,11 @@ type floop struct {
 	header int
 	body   []int // local blocks, header included
 	index  int   // index in Result.Loops
+	sub    bool  // the natural loop of one back edge of a header with several
 }
 
 // analyzeFunc finds the function's natural loops and classifies them.
 func (a *analyzer) analyzeFunc(fg *fgraph) {
-	g := a.g
 	latches := map[int][]int{}
 	var headers []int
 	for _, v := range fg.rpo {
@@ -501,8 +523,44 @@ func (a *analyzer) analyzeFunc(fg *fgraph) {
 		sort.Ints(lp.body) // local order is address order
 		loops = append(loops, lp)
 	}
+	// A header with several back edges gets, besides the merged loop, one
+	// sub-loop per back edge: a spinning read often closes on the header
+	// of a larger loop (a test-and-test-and-set lock: `while (word)
+	// yield();` inside `for (;;) { ...; if (!xchg(&word, 1)) break; }`
+	// compiles to one header with two back edges), and the merged loop
+	// writes the condition's memory where the inner one does not.
+	for _, h := range headers {
+		if len(latches[h]) < 2 {
+			continue
+		}
+		for _, latch := range latches[h] {
+			lp := &floop{header: h, body: []int{h}, sub: true}
+			seen := map[int]bool{h: true}
+			work := []int{latch}
+			for len(work) > 0 && len(lp.body) <= a.opt.SpinBlocks {
+				v := work[len(work)-1]
+				work = work[:len(work)-1]
+				if seen[v] || !fg.reachable(v) {
+					continue
+				}
+				seen[v] = true
+				lp.body = append(lp.body, v)
+				work = append(work, fg.pred[v]...)
+			}
+			if len(lp.body) > a.opt.SpinBlocks {
+				continue // only ever a spinning-read candidate
+			}
+			sort.Ints(lp.body)
+			loops = append(loops, lp)
+		}
+	}
 	// Result order: by header address; parents from the largest loops down.
-	sort.Slice(loops, func(i, j int) bool { return loops[i].header < loops[j].header })
+	sort.SliceStable(loops, func(i, j int) bool {
+		if loops[i].header != loops[j].header {
+			return loops[i].header < loops[j].header
+		}
+		return !loops[i].sub && loops[j].sub
+	})
 	base := len(a.res.Loops)
 	for i, lp := range loops {
 		lp.index = base + i
@@ -521,17 +579,19 @@ func (a *analyzer) analyzeFunc(fg *fgraph) {
 		if L.Parent >= 0 {
 			L.Depth = a.res.Loops[L.Parent].Depth + 1
 		}
+		if lp.sub {
+			continue // a sub-loop is a view of its parent, not a nesting level
+		}
 		for _, v := range lp.body {
 			innermost[v] = lp.index
 		}
 	}
-	_ = g
 	a.classify(fg, loops)
 }
 
 func (a *analyzer) makeLoop(fg *fgraph, lp *floop) Loop {
 	g := a.g
-	L := Loop{Func: fg.fi, Header: g.Blocks[fg.blocks[lp.header]].Start, Parent: -1}
+	L := Loop{Func: fg.fi, Header: g.Blocks[fg.blocks[lp.header]].Start, Parent: -1, Sub: lp.sub}
 	in := map[int]bool{}
 	for _, v := range lp.body {
 		in[v] = true

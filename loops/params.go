@@ -83,18 +83,24 @@ type visitKey struct {
 }
 
 type tracer struct {
-	a        *analyzer
-	fg       *fgraph
-	inLoop   map[int]bool
-	header   int
-	writes   uint32
-	stores   []mstore
-	budget   int
-	visiting map[visitKey]bool
+	a         *analyzer
+	fg        *fgraph
+	inLoop    map[int]bool
+	header    int
+	writes    uint32
+	stores    []mstore
+	budget    int
+	visiting  map[visitKey]bool
+	entryRegs bool // at the function entry a register is an entryReg value
 }
 
+// newTracer prepares tracing in loop lp of fg (lp nil: no loop).
 func (a *analyzer) newTracer(fg *fgraph, lp *floop) *tracer {
-	tr := &tracer{a: a, fg: fg, inLoop: map[int]bool{}, header: lp.header, visiting: map[visitKey]bool{}}
+	tr := &tracer{a: a, fg: fg, inLoop: map[int]bool{}, header: -1, visiting: map[visitKey]bool{}}
+	if lp == nil {
+		return tr
+	}
+	tr.header = lp.header
 	for _, v := range lp.body {
 		tr.inLoop[v] = true
 		for i := range tr.insts(v) {
@@ -231,6 +237,9 @@ func (tr *tracer) trace(e texpr, l, idx int, inLoop bool, ps pstate) tres {
 		}
 	}
 	if len(preds) == 0 {
+		if tr.entryRegs && !e.mem && e.reg >= 0 && tr.a.g.Blocks[tr.fg.blocks[l]].Start == tr.a.g.Funcs[tr.fg.fi].Start {
+			return tres{v: Value{Kind: entryReg, Reg: reg64(e.reg), Disp: e.disp}}
+		}
 		return unknown("%s at the function entry", e)
 	}
 	return tr.join(e, l, preds, inLoop, ps)

@@ -105,7 +105,7 @@ func isCmov(op x86asm.Op) bool  { return op >= x86asm.CMOVA && op <= x86asm.CMOV
 // readsFlags reports whether op consumes the arithmetic flags.
 func readsFlags(op x86asm.Op) bool {
 	switch op {
-	case x86asm.ADC, x86asm.SBB, x86asm.RCL, x86asm.RCR, x86asm.ADCX, x86asm.ADOX:
+	case x86asm.ADC, x86asm.SBB, x86asm.RCL, x86asm.RCR:
 		return true
 	}
 	return isSetcc(op) || isCmov(op)

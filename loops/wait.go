@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/arch/x86/x86asm"
+
 	"hgrewrite/disasm"
 )
 
@@ -71,10 +73,11 @@ func IsWait(name string) bool {
 
 // waitSite is a call to a condition wait.
 type waitSite struct {
-	local int // local block
-	idx   int // instruction index in the block
-	addr  uint64
-	name  string
+	local   int // local block
+	idx     int // instruction index in the block
+	addr    uint64
+	name    string
+	import_ string
 }
 
 // waitSites lists the wait calls of local block l.
@@ -82,32 +85,44 @@ func (a *analyzer) waitSites(fg *fgraph, l int) []waitSite {
 	g := a.g
 	b := &g.Blocks[fg.blocks[l]]
 	var out []waitSite
-	for i, in := range g.Insts(b) {
-		if name := a.callName(&in); name != "" && IsWait(name) {
-			out = append(out, waitSite{local: l, idx: i, addr: in.Addr, name: name})
+	for i := range g.Insts(b) {
+		in := &g.Insts(b)[i]
+		if name, imp := a.waitTarget(in); name != "" {
+			out = append(out, waitSite{local: l, idx: i, addr: in.Addr, name: name, import_: imp})
 		}
 	}
 	return out
 }
 
-// callName names the target of a call: an import through the PLT or the
-// GOT, or a function of the binary by its symbol. "" if unknown.
-func (a *analyzer) callName(in *disasm.Inst) string {
+// waitTarget says whether instruction in calls (or tail-calls) a condition
+// wait: an IsWait import or program symbol, or a wrapper found by
+// findWrappers. It returns the callee's name and the wait it amounts to.
+func (a *analyzer) waitTarget(in *disasm.Inst) (name, imp string) {
 	switch in.Kind {
-	case disasm.Call:
-		if name, ok := a.in.PLT[in.Target]; ok {
-			return name
+	case disasm.Call, disasm.Jmp:
+		if n, ok := a.in.PLT[in.Target]; ok {
+			if IsWait(n) {
+				return n, n
+			}
+			return "", ""
 		}
-		if fi := a.funcAt(in.Target); fi >= 0 {
-			return a.g.Funcs[fi].Name
+		if in.Kind == disasm.Jmp && !a.isFuncStart(in.Target) {
+			return "", ""
+		}
+		if w, ok := a.wrappers[in.Target]; ok {
+			return w.name, w.imp
 		}
 	case disasm.CallInd:
 		if in.Flags&disasm.RIPRel != 0 {
-			return a.in.GOT[in.Target]
+			if n := a.in.GOT[in.Target]; n != "" && IsWait(n) {
+				return n, n
+			}
 		}
 	}
-	return ""
+	return "", ""
 }
+
+func (a *analyzer) isFuncStart(addr uint64) bool { return a.funcAt(addr) >= 0 }
 
 // funcAt returns the function starting at addr, or -1.
 func (a *analyzer) funcAt(addr uint64) int {
@@ -119,6 +134,92 @@ func (a *analyzer) funcAt(addr uint64) int {
 	return -1
 }
 
+// wrapper is a function of the binary that is a condition wait.
+type wrapper struct {
+	name string // its symbol
+	imp  string // the wait it amounts to
+}
+
+// maxWrapperInsts bounds the functions findWrappers looks at.
+const maxWrapperInsts = 64
+
+// findWrappers finds the functions of the binary that are condition waits:
+// those IsWait recognises by name (libstdc++'s wait templates), and small
+// loop-free functions that call a wait with their own first two arguments
+// (e.g. libuv's uv_cond_wait(cond, mutex), which calls pthread_cond_wait
+// and aborts on error), wrappers of wrappers included.
+func (a *analyzer) findWrappers() {
+	g := a.g
+	a.wrappers = map[uint64]wrapper{}
+	for _, f := range g.Funcs {
+		if f.Name != "" && IsWait(f.Name) {
+			a.wrappers[f.Start] = wrapper{name: f.Name, imp: f.Name}
+		}
+	}
+	if a.in.Decode == nil {
+		return
+	}
+	for round := 0; round < 3; round++ {
+		changed := false
+		for fi := range g.Funcs {
+			f := &g.Funcs[fi]
+			if _, ok := a.wrappers[f.Start]; ok || len(f.Blocks) == 0 || !a.mayWait(fi) {
+				continue
+			}
+			n := 0
+			for _, b := range f.Blocks {
+				n += g.Blocks[b].Last - g.Blocks[b].First + 1
+			}
+			if n > maxWrapperInsts {
+				continue
+			}
+			fg := a.buildFunc(fi)
+			if imp := a.wrapperOf(fg); imp != "" {
+				name := f.Name
+				if name == "" {
+					name = fmt.Sprintf("0x%x", f.Start)
+				}
+				a.wrappers[f.Start] = wrapper{name: name, imp: imp}
+				changed = true
+			}
+			fg.release(a)
+		}
+		if !changed {
+			break
+		}
+	}
+}
+
+// wrapperOf returns the wait a loop-free function amounts to if it calls
+// one with its own rdi and rsi, else "".
+func (a *analyzer) wrapperOf(fg *fgraph) string {
+	for _, v := range fg.rpo {
+		for _, s := range fg.succ[v] {
+			if fg.dominates(s, v) {
+				return "" // has a loop
+			}
+		}
+	}
+	tr := a.newTracer(fg, nil)
+	tr.entryRegs = true
+	for l := range fg.blocks {
+		for _, site := range a.waitSites(fg, l) {
+			tr.budget = 1000
+			cv := tr.trace(texpr{reg: rDI}, site.local, site.idx, false, pstate{})
+			tr.budget = 1000
+			mu := tr.trace(texpr{reg: rSI}, site.local, site.idx, false, pstate{})
+			if isEntry(cv, x86asm.RDI) && isEntry(mu, x86asm.RSI) {
+				return site.import_
+			}
+		}
+	}
+	return ""
+}
+
+func isEntry(r tres, reg x86asm.Reg) bool {
+	return !r.top && r.v.Kind == entryReg && r.v.Reg == reg && r.v.Disp == 0
+}
+
 // mayWait is a cheap filter: does the function call any condition wait?
 func (a *analyzer) mayWait(fi int) bool {
 	f := &a.g.Funcs[fi]
@@ -128,7 +229,7 @@ func (a *analyzer) mayWait(fi int) bool {
 		}
 	}
 	for _, c := range f.Callees {
-		if ci := a.funcAt(c); ci >= 0 && IsWait(a.g.Funcs[ci].Name) {
+		if _, ok := a.wrappers[c]; ok {
 			return true
 		}
 	}
@@ -167,7 +268,7 @@ func (a *analyzer) classify(fg *fgraph, loops []*floop) {
 		order := append([]*floop(nil), loops...)
 		sort.SliceStable(order, func(i, j int) bool { return len(order[i].body) < len(order[j].body) })
 		for _, lp := range order {
-			if !hasWait(lp) {
+			if !hasWait(lp) || lp.sub {
 				continue
 			}
 			L := &a.res.Loops[lp.index]
@@ -186,13 +287,14 @@ func (a *analyzer) classify(fg *fgraph, loops []*floop) {
 			tr := a.newTracer(fg, lp)
 			for _, v := range lp.body {
 				for _, s := range sites[v] {
-					wc := WaitCall{Addr: s.addr, Callee: s.name}
+					wc := WaitCall{Addr: s.addr, Callee: s.name, Import: s.import_}
 					wc.CV = tr.argValue(rDI, s)
 					wc.Mutex = tr.argValue(rSI, s)
 					wl.Waits = append(wl.Waits, wc)
 				}
 			}
 			sort.Slice(wl.Waits, func(i, j int) bool { return wl.Waits[i].Addr < wl.Waits[j].Addr })
+			wl.Guards = a.guards(fg, lp)
 			a.res.Waits = append(a.res.Waits, wl)
 		}
 	}
@@ -200,12 +302,14 @@ func (a *analyzer) classify(fg *fgraph, loops []*floop) {
 	if a.in.Decode == nil {
 		return
 	}
+	spinHeader := map[int]bool{} // merged loops come before their sub-loops
 	for _, lp := range loops {
-		if len(lp.body) > a.opt.SpinBlocks || hasWait(lp) {
+		if len(lp.body) > a.opt.SpinBlocks || hasWait(lp) || lp.sub && spinHeader[lp.header] {
 			continue
 		}
 		if sl, why := a.spin(fg, lp); why == "" {
 			a.res.Spins = append(a.res.Spins, sl)
+			spinHeader[lp.header] = true
 		} else {
 			a.res.Stats.Rejected++
 			a.res.Rejections[lp.index] = why
@@ -272,4 +376,82 @@ func (v Value) String() string {
 		return s
 	}
 	return "?"
+}
+
+// guards finds the conditional jumps that skip wait loop lp (see
+// WaitLoop.Guards): a block outside the loop ending in a conditional jump
+// with one side reaching the header through at most guardChain blocks
+// outside the loop that have a single successor (the preheader), and the
+// other side going to an exit target of the loop.
+func (a *analyzer) guards(fg *fgraph, lp *floop) []Exit {
+	const guardChain = 3
+	g := a.g
+	L := &a.res.Loops[lp.index]
+	inLoop := map[int]bool{}
+	for _, v := range lp.body {
+		inLoop[v] = true
+	}
+	targets := map[uint64]bool{}
+	for _, e := range L.Exits {
+		targets[e.To] = true
+	}
+	// Walk back from the header through single-successor blocks; the
+	// other side of the guard may reach the exit target through a few
+	// blocks of its own (gcc emits `jmp exit` blocks).
+	var out []Exit
+	seen := map[int]bool{}
+	frontier := []int{lp.header}
+	for step := 0; step <= guardChain && len(frontier) > 0; step++ {
+		var next []int
+		for _, v := range frontier {
+			for _, p := range fg.pred[v] {
+				if inLoop[p] || seen[p] {
+					continue
+				}
+				seen[p] = true
+				bi := fg.blocks[p]
+				b := &g.Blocks[bi]
+				last := &g.Sections[b.Sec].Insts[b.Last]
+				if last.Kind == disasm.Jcc && len(b.Succs) == 2 {
+					for k, s := range b.Succs {
+						if a.localAt(b.Succs[1-k]) == v && a.reachesExit(fg, s, targets, inLoop) {
+							out = append(out, Exit{From: bi, To: s, Branch: k == 0})
+						}
+					}
+					continue
+				}
+				if len(fg.succ[p]) == 1 {
+					next = append(next, p)
+				}
+			}
+		}
+		frontier = next
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].From < out[j].From })
+	return out
+}
+
+// reachesExit reports whether control at addr arrives at one of the exit
+// targets through at most a few blocks outside the loop with a single
+// successor each.
+func (a *analyzer) reachesExit(fg *fgraph, addr uint64, targets map[uint64]bool, inLoop map[int]bool) bool {
+	for step := 0; step < 4; step++ {
+		if targets[addr] {
+			return true
+		}
+		l := a.localAt(addr)
+		if l < 0 || inLoop[l] || len(fg.succ[l]) != 1 {
+			return false
+		}
+		b := &a.g.Blocks[fg.blocks[l]]
+		if b.Start != addr || len(b.Succs) != 1 {
+			return false
+		}
+		last := &a.g.Sections[b.Sec].Insts[b.Last]
+		if last.Kind != disasm.Jmp && last.Kind != disasm.Nop && last.Kind != disasm.Other {
+			return false
+		}
+		addr = b.Succs[0]
+	}
+	return false
 }

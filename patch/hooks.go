@@ -41,7 +41,7 @@ const (
 	NoValue ValueKind = iota // 0
 	Const                    // link-time address Addr (relocated in PIE)
 	RegPlus                  // Reg + Disp
-	Load                     // 8 bytes at Reg + Disp, or at link-time address Addr if Reg is 0
+	Load                     // 8 bytes at Reg + Disp, or at link-time address Addr if Reg is 0, plus Add
 )
 
 // Value is an expression a hook evaluates at run time.
@@ -50,6 +50,7 @@ type Value struct {
 	Reg  x86asm.Reg
 	Disp int64
 	Addr uint64
+	Add  int32 // Load only: added to the loaded value (the runtime does it)
 }
 
 // Info flags and hook kinds beyond the access flags.
@@ -104,7 +105,9 @@ func (b *builder) hookGlue(buf []byte, site uint64, kind uint16, v Value) ([]byt
 		return buf, err
 	}
 	if v.Kind == Load {
+		// The runtime loads the value; the site field carries the addend.
 		kind |= HookDeref
+		site = uint64(uint32(v.Add))
 	}
 	buf = put(buf, b.t.info, int64(Info(site, kind, InfoHook)))
 	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {

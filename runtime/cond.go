@@ -38,6 +38,7 @@ type condState struct {
 	writes    []uint64
 	loopCV    uint64 // condition variable of the last marked wait in the current wait loop
 	loopWait  bool   // a marked wait ran since the last loop exit
+	waited    bool   // a wait completed in this region: its end looks for more write/read relations
 }
 
 func (c *condState) begin() {
@@ -46,8 +47,41 @@ func (c *condState) begin() {
 }
 
 func (c *condState) end() {
-	c.recording, c.writesOn = false, false
+	c.recording, c.writesOn, c.waited = false, false, false
 	c.reads, c.writes = c.reads[:0], c.writes[:0]
+}
+
+// regionEnd runs at the unlock that ends t's lock-protected region. If a
+// wait completed in the region (a loop exit or an unmarked wait), the
+// reads made after it, up to the unlock, are searched for write/read
+// relations too: a consumer that takes an element from a queue reads the
+// queue's links after the loop condition (dissertation fig. 6.7), and the
+// signaller that wrote those links published the element. Only relations
+// found are added (no fallback to TS_cv).
+//
+// The region's writes then become write/read relations of their own
+// (DS(d) <- TS_t), as a signal's would: the consumer that unlinks an
+// element writes the queue head the next consumer reads, and passes on
+// what it learnt about the element's producer. runtime/wrappers.c hands
+// such a region to the Go side before the mutex is released.
+func (d *detector) regionEnd(t *thread) {
+	if t.cond.waited && d.opts.LSD == "wr" {
+		d.mu.Lock()
+		for _, r := range t.cond.reads {
+			if seg := d.wrSeg[r]; seg != nil {
+				t.vc.Join(seg)
+			}
+		}
+		if len(t.cond.writes) > 0 {
+			seg := t.vc.Copy()
+			for _, w := range t.cond.writes {
+				d.wrSeg[w] = seg
+			}
+		}
+		d.mu.Unlock()
+		d.tick(t)
+	}
+	t.cond.end()
 }
 
 func note(set []uint64, addr uint64) []uint64 {
@@ -139,6 +173,7 @@ func (d *detector) handleWait(t *thread, cv uint64) {
 		}
 	}
 	d.mu.Unlock()
+	t.cond.waited = t.cond.recording
 	d.tick(t)
 }
 

@@ -284,7 +284,7 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 				continue
 			}
 		}
-		side := shadow.Side(c)
+		side := d.mem.Side(c)
 		for b := range side {
 			if mask&(1<<b) != 0 && !r.race {
 				r = d.step(t, &side[b], a, write, prevWord|0xf<<shadow.TouchedShift)

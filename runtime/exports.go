@@ -2,6 +2,8 @@ package main
 
 /*
 #include "hgrt.h"
+
+static uint64_t hg_link_pc_addr(uint64_t a) { return hg_link_pc((void *)(uintptr_t)a); }
 */
 import "C"
 
@@ -90,7 +92,7 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 				if flags&flagLock != 0 {
 					t.cond.begin()
 				} else {
-					t.cond.end()
+					d.regionEnd(t)
 				}
 			}
 			continue
@@ -270,7 +272,7 @@ func hgGoFinish() C.int {
 // address (what the symbolizer and the info words use), or 0 when it is
 // not in the main program (a pthread_create call inside libstdc++).
 func (d *detector) linkPC(ra uint64) uint64 {
-	return uint64(C.hg_link_pc(unsafe.Pointer(uintptr(ra))))
+	return uint64(C.hg_link_pc_addr(C.uint64_t(ra)))
 }
 
 // freeCheckBytes bounds the part of a released block that is checked as a

@@ -302,8 +302,13 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 		return;
 	}
 	t->wait_mark = 0;
-	if (kind & HG_HOOK_DEREF)
+	t->waited = t->recording;
+	if (kind & HG_HOOK_DEREF) {
+		/* the pointer is loaded here; the pc field holds an addend */
 		addr = hg_safe_load(addr);
+		if (addr)
+			addr += (int64_t)(int32_t)HG_INFO_PC(info);
+	}
 	hg_push(t, addr, info, 0);
 }
 

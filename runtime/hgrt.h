@@ -71,7 +71,8 @@ struct hg_thread {
 	uint32_t n;         /* buffered events */
 	uint8_t wait_mark;  /* a wait-loop hook marked the next condition wait */
 	uint8_t recording;  /* inside a lock-protected region (lsd): accesses go to the Go side */
-	uint16_t pad;
+	uint8_t waited;     /* a condition wait or wait-loop exit in this region: flush at its unlock */
+	uint8_t pad;
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */

@@ -229,6 +229,19 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
 }
 
+/* hg_region_end ends a lock-protected region. A region in which the
+ * thread finished a condition wait goes to the Go side before the mutex is
+ * released: the next thread to take the mutex may follow the write/read
+ * relations this region's writes create (runtime/cond.go). */
+static void hg_region_end(struct hg_thread *t, const volatile void *m)
+{
+	hg_unlock_event(t, m, 0);
+	if (t->waited) {
+		t->waited = 0;
+		hg_flush(t);
+	}
+}
+
 #define LOCK_WRAPPER(name, type, mode)                  \
 	DEFINE_REAL(int, name, type *)                  \
 	int name(type *m)                               \
@@ -248,7 +261,7 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 		resolve_##name();                       \
 		struct hg_thread *t = hg_lock_tracked(RA); \
 		if (t)                                  \
-			hg_unlock_event(t, m, 0);       \
+			hg_region_end(t, m);            \
 		return REAL(name)(m);                   \
 	}
 
@@ -340,6 +353,7 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
 	hg_flush(t);
+	t->waited = t->recording;
 	GO(t, hgGoWaitDone(t->tid, (GoUint64)(uintptr_t)c, in_loop, r == 0));
 }
 

@@ -23,7 +23,7 @@ import (
 // Splitting never loses a race: a byte's side cell knows at least what the
 // granule knew.
 //
-// Side cells come from an arena outside the Go heap, 96 bytes per split
+// Side cells come from a reservation outside the Go heap, 96 bytes per split
 // granule. They are not reclaimed when a granule is reset (Reset and the
 // runtime's C reset zero word 1 and forget the pointer): a program that keeps
 // reallocating memory where neighbouring bytes are written by different
@@ -41,56 +41,65 @@ const (
 // SideCells are the per-byte cells of a split granule.
 type SideCells [GranuleSize][CellWords]uint64
 
-// splitArena hands out side cells from mmap'd slabs that are never freed.
+// splitArena hands out side cells from one reservation (mapped on the
+// first split, backed by pages only as they are used, never freed). A
+// split cell stores the offset of its side cells in the reservation.
 type splitArena struct {
-	mu    sync.Mutex
-	slab  unsafe.Pointer
-	used  uintptr
-	total uintptr
+	mu   sync.Mutex
+	base unsafe.Pointer
+	used uintptr
 }
 
-const splitSlab = 1 << 20
+// splitReserve is the address space reserved for side cells: 44 million
+// split granules.
+const splitReserve = 4 << 30
 
-func (a *splitArena) alloc() *SideCells {
+func (a *splitArena) alloc() (uint64, bool) {
 	const size = unsafe.Sizeof(SideCells{})
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.slab == nil || a.used+size > splitSlab {
-		p, err := unix.MmapPtr(-1, 0, nil, splitSlab, mmapProt, mmapFlags)
+	if a.base == nil {
+		p, err := unix.MmapPtr(-1, 0, nil, splitReserve, mmapProt, mmapFlags)
 		if err != nil {
-			return nil
+			return 0, false
 		}
-		a.slab, a.used = p, 0
+		atomic.StorePointer(&a.base, p)
+		a.used = size // offset 0 is never handed out
 	}
-	s := (*SideCells)(unsafe.Add(a.slab, a.used))
+	if a.used+size > splitReserve {
+		return 0, false
+	}
+	off := a.used
 	a.used += size
-	a.total += size
-	return s
+	return uint64(off), true
 }
 
 // Split turns cell c (locked by the caller, not split, not New) into a split
 // granule and returns its side cells, or nil when no memory is left (the
 // granule then stays one location). touched is the cell's touched mask.
 func (m *Memory) Split(c *[3]uint64) *SideCells {
-	s := m.split.alloc()
-	if s == nil {
+	off, ok := m.split.alloc()
+	if !ok {
 		return nil
 	}
+	s := m.side(off)
 	touched := (c[2] & TouchedMask) >> TouchedShift
 	for b := range s {
 		if touched&(1<<b) != 0 {
 			s[b] = *c
 		}
 	}
-	c[1] = uint64(uintptr(unsafe.Pointer(s)))
+	c[1] = off
 	// Word 0 last, in one store: the fast path reads it without the lock.
 	atomic.StoreUint64(&c[0], StateSplit<<60)
 	return s
 }
 
 // Side returns the side cells of a split cell.
-func Side(c *[3]uint64) *SideCells {
-	return (*SideCells)(unsafe.Pointer(uintptr(c[1])))
+func (m *Memory) Side(c *[3]uint64) *SideCells { return m.side(c[1]) }
+
+func (m *Memory) side(off uint64) *SideCells {
+	return (*SideCells)(unsafe.Add(atomic.LoadPointer(&m.split.base), off))
 }
 
 // IsSplit reports whether cell c is a split granule.
@@ -109,5 +118,8 @@ func ByteMask(addr, end, g uint64) uint64 {
 func (m *Memory) splitBytes() int64 {
 	m.split.mu.Lock()
 	defer m.split.mu.Unlock()
-	return int64(m.split.total)
+	if m.split.base == nil {
+		return 0
+	}
+	return int64(m.split.used - unsafe.Sizeof(SideCells{}))
 }

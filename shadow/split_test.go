@@ -35,7 +35,7 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 	if s == nil {
 		t.Fatal("Split returned nil")
 	}
-	if !IsSplit(c) || Side(c) != s {
+	if !IsSplit(c) || m.Side(c) != s {
 		t.Fatalf("cell not marked split: %#x %#x", c[0], c[1])
 	}
 	for b := range s {

@@ -18,7 +18,7 @@ import (
 )
 
 // findLoops runs the loop analysis (package loops) on the graph.
-func findLoops(bin *elfrw.Binary, g *cfg.Graph, opt loops.Options) *loops.Result {
+func findLoops(bin *elfrw.Binary, g *cfg.Graph, opt loops.Options) (*loops.Result, loops.Input) {
 	decode := func(addr uint64) (x86asm.Inst, bool) {
 		in, ok := g.Inst(addr)
 		if !ok || in.Kind == disasm.Bad {
@@ -27,43 +27,53 @@ func findLoops(bin *elfrw.Binary, g *cfg.Graph, opt loops.Options) *loops.Result
 		x, err := disasm.Full(bin.Bytes(addr, uint64(in.Len)))
 		return x, err == nil
 	}
-	return loops.Analyze(loops.Input{Graph: g, Decode: decode, PLT: bin.PLT, GOT: bin.GOT}, opt)
+	in := loops.Input{Graph: g, Decode: decode, PLT: bin.PLT, GOT: bin.GOT}
+	return loops.Analyze(in, opt), in
 }
 
 // planLoops turns the loops found into instrumentation: the condition
 // loads of spinning-read loops become acquires and the stores to the same
 // global variables releases (disasm.Spin); every wait call in a wait loop
 // gets a mark and every exit of a wait loop a hook (patch.Hooks).
-func planLoops(g *cfg.Graph, lr *loops.Result) *patch.Hooks {
-	type span struct{ lo, hi uint64 }
-	var globals []span
+func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
+	g := li.Graph
+	type local struct {
+		fn  int
+		mem disasm.MemOp
+	}
+	var globals []uint64
+	locals := map[local]bool{}
 	for _, s := range lr.Spins {
+		globals = append(globals, s.Consts...)
 		for _, a := range s.Loads {
 			in, ok := g.Inst(a)
 			if !ok || in.Flags&disasm.HasMem == 0 || in.Mem.Access&disasm.Write != 0 {
 				continue // read-modify-writes are atomics already
 			}
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
-			if in.Flags&disasm.RIPRel != 0 {
-				globals = append(globals, span{in.Target, in.Target + uint64(max(in.Mem.Size, 1))})
+			if bi := g.BlockAt(a); in.Flags&disasm.RIPRel == 0 && bi >= 0 && g.Blocks[bi].Func >= 0 {
+				locals[local{g.Blocks[bi].Func, addressOnly(in.Mem)}] = true
 			}
 		}
 	}
-	if len(globals) > 0 {
-		for si := range g.Sections {
-			insts := g.Sections[si].Insts
-			for i := range insts {
-				in := &insts[i]
-				if in.Flags&(disasm.HasMem|disasm.RIPRel) != disasm.HasMem|disasm.RIPRel ||
-					in.Mem.Access&(disasm.Read|disasm.Write) != disasm.Write {
-					continue
-				}
-				lo, hi := in.Target, in.Target+uint64(max(in.Mem.Size, 1))
-				for _, sp := range globals {
-					if lo < sp.hi && sp.lo < hi {
-						in.Mem.Access |= disasm.Spin | disasm.Atomic
-						break
-					}
+	// Stores to spin variables that are globals, wherever they are.
+	for _, a := range loops.CounterpartStores(li, globals, 4) {
+		if in, ok := g.Inst(a); ok {
+			in.Mem.Access |= disasm.Spin | disasm.Atomic
+		}
+	}
+	// A spin variable reached through a register: the stores in the same
+	// function that use the same address expression are taken as its
+	// counterpart writes (a thread that waits on a slot's flag usually
+	// sets it through the same pointer). Other stores are found at run
+	// time, once a spinning load has seen the address (runtime/loops.c).
+	for l := range locals {
+		for _, bi := range g.Funcs[l.fn].Blocks {
+			for i := range g.Insts(&g.Blocks[bi]) {
+				in := &g.Insts(&g.Blocks[bi])[i]
+				if in.Flags&disasm.HasMem != 0 && in.Flags&disasm.RIPRel == 0 &&
+					in.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && addressOnly(in.Mem) == l.mem {
+					in.Mem.Access |= disasm.Spin | disasm.Atomic
 				}
 			}
 		}
@@ -85,8 +95,23 @@ func planLoops(g *cfg.Graph, lr *loops.Result) *patch.Hooks {
 			start := g.Blocks[e.From].Start
 			h.Exits[start] = append(h.Exits[start], patch.ExitHook{To: e.To, Branch: e.Branch, Value: cv})
 		}
+		// Before a rotated loop, registers may not hold the loop's values
+		// yet: only a constant condition variable is used there.
+		gv := cv
+		if gv.Kind != patch.Const {
+			gv = patch.Value{}
+		}
+		for _, e := range w.Guards {
+			start := g.Blocks[e.From].Start
+			h.Exits[start] = append(h.Exits[start], patch.ExitHook{To: e.To, Branch: e.Branch, Value: gv})
+		}
 	}
 	return h
+}
+
+// addressOnly is the address expression of a memory operand.
+func addressOnly(m disasm.MemOp) disasm.MemOp {
+	return disasm.MemOp{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: m.Disp}
 }
 
 func hookValue(v loops.Value) patch.Value {
@@ -97,6 +122,10 @@ func hookValue(v loops.Value) patch.Value {
 		return patch.Value{Kind: patch.RegPlus, Reg: v.Reg, Disp: v.Disp}
 	case loops.Load:
 		return patch.Value{Kind: patch.Load, Reg: v.Reg, Disp: v.Disp, Addr: v.Addr}
+	case loops.LoadPlus:
+		if v.Add == int64(int32(v.Add)) {
+			return patch.Value{Kind: patch.Load, Reg: v.Reg, Disp: v.Disp, Addr: v.Addr, Add: int32(v.Add)}
+		}
 	}
 	return patch.Value{}
 }
@@ -111,7 +140,10 @@ func listLoops(w io.Writer, bin *elfrw.Binary, g *cfg.Graph, lr *loops.Result, s
 			fmt.Fprintf(w, "  wait %s at %#x\n    condition variable: %s\n    mutex/lock:         %s\n",
 				c.Callee, c.Addr, describeValue(c.CV, names), describeValue(c.Mutex, names))
 		}
-		fmt.Fprintf(w, "  exits: %s\n", exitList(g, l))
+		fmt.Fprintf(w, "  exits: %s\n", exitList(g, l.Exits))
+		if len(wl.Guards) > 0 {
+			fmt.Fprintf(w, "  skipped by: %s\n", exitList(g, wl.Guards))
+		}
 	}
 	for _, sl := range lr.Spins {
 		l := &lr.Loops[sl.Loop]
@@ -155,9 +187,9 @@ func loopRange(g *cfg.Graph, l *loops.Loop) string {
 	return fmt.Sprintf("(%#x-%#x, header %#x, %d blocks, depth %d)", lo, hi, l.Header, len(l.Blocks), l.Depth)
 }
 
-func exitList(g *cfg.Graph, l *loops.Loop) string {
+func exitList(g *cfg.Graph, exits []loops.Exit) string {
 	var parts []string
-	for _, e := range l.Exits {
+	for _, e := range exits {
 		how := "falls through"
 		if e.Branch {
 			how = "branches"
@@ -177,7 +209,7 @@ func describeValue(v loops.Value, names func(uint64) string) string {
 		}
 	case loops.RegPlus:
 		s = fmt.Sprintf("%%%s%+#x, unchanged in the loop", strings.ToLower(v.Reg.String()), v.Disp)
-	case loops.Load:
+	case loops.Load, loops.LoadPlus:
 		if v.Reg == 0 {
 			s = fmt.Sprintf("loaded from %#x", v.Addr)
 			if n := names(v.Addr); n != "" {
@@ -185,6 +217,9 @@ func describeValue(v loops.Value, names func(uint64) string) string {
 			}
 		} else {
 			s = fmt.Sprintf("loaded from %#x(%%%s), unchanged in the loop", v.Disp, strings.ToLower(v.Reg.String()))
+		}
+		if v.Kind == loops.LoadPlus {
+			s += fmt.Sprintf(", plus %#x", v.Add)
 		}
 	default:
 		s = "unknown"

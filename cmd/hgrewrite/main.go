@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"hgrewrite/elfrw"
+	"hgrewrite/loops"
 	"hgrewrite/patch"
 )
 
@@ -149,7 +150,7 @@ func showLoops(input string, c *config, stdout io.Writer) error {
 		return fmt.Errorf("%s: %w", input, err)
 	}
 	g, _ := analyze(bin)
-	lr := findLoops(bin, g, c.loops.opt)
+	lr, _ := findLoops(bin, g, c.loops.opt)
 	listLoops(stdout, bin, g, lr, c.stats)
 	if c.dumpCFG != "" {
 		if _, err := dumpCFG(c.dumpCFG, g, lr); err != nil {

@@ -121,8 +121,9 @@ func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, e
 	var loopTime time.Duration
 	if lc.enabled {
 		start := time.Now()
-		lr = findLoops(bin, g, lc.opt)
-		opt.Hooks = planLoops(g, lr)
+		var li loops.Input
+		lr, li = findLoops(bin, g, lc.opt)
+		opt.Hooks = planLoops(li, lr)
 		loopTime = time.Since(start)
 	}
 	lay, err := bin.PlanLayout()

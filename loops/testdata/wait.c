@@ -2,6 +2,7 @@
 // function. Built by loops_test.go at -O0 and -O2 with -pthread.
 #include <errno.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <time.h>
 
 pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
@@ -102,6 +103,19 @@ __attribute__((noinline)) void wait_struct(struct queue *q) {
 	pthread_mutex_unlock(&q->mu);
 }
 
+// A wrapper like libuv's uv_cond_wait: the loop calls it, not the import.
+__attribute__((noinline, noclone)) void my_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
+	if (pthread_cond_wait(c, m))
+		abort();
+}
+
+__attribute__((noinline)) void wait_wrapped(void) {
+	pthread_mutex_lock(&mu);
+	while (!flag)
+		my_cond_wait(&cv, &mu);
+	pthread_mutex_unlock(&mu);
+}
+
 // Not a wait loop: a loop without a wait call, and a wait without a loop.
 __attribute__((noinline)) int no_wait_loop(int *a, int n) {
 	int s = 0;
@@ -145,6 +159,7 @@ int main(int argc, char **argv) {
 		wait_timed();
 		wait_struct(&gq);
 		wait_once();
+		wait_wrapped();
 	}
 	pthread_join(t, 0);
 	return no_wait_loop(a, argc) == 0;
