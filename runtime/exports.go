@@ -2,8 +2,6 @@ package main
 
 /*
 #include "hgrt.h"
-
-static uint64_t hg_link_pc_addr(uint64_t a) { return hg_link_pc((void *)(uintptr_t)a); }
 */
 import "C"
 

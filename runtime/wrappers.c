@@ -107,6 +107,11 @@ uint64_t hg_link_pc(void *ra)
 	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
 }
 
+uint64_t hg_link_pc_addr(uint64_t ra)
+{
+	return hg_link_pc((void *)(uintptr_t)ra);
+}
+
 #define REAL(name) real_##name
 #define DEFINE_REAL(ret, name, ...)                                   \
 	static ret (*real_##name)(__VA_ARGS__);                         \
