@@ -102,12 +102,15 @@ func (d *detector) tick(t *thread) {
 }
 
 // epoch is TS_t, the current segment of t, as stored in shadow cells:
-// tid in bits 44-59, clock in bits 0-43 (bits 60-63 hold the state).
+// tid in bits 44-59, clock in bits 0-39 (bits 60-63 hold the state, 40-43
+// the touched mask).
 func (t *thread) epoch() msm.Epoch {
 	return msm.Epoch(uint64(t.tid)<<44 | t.vc.Get(uint16(t.tid))&clockMask)
 }
 
-const clockMask = 1<<44 - 1
+// clockMask keeps the clock bits of an epoch; bits 40-43 of a cell's word
+// 0 hold the granule's touched mask (shadow/split.go).
+const clockMask = 1<<40 - 1
 
 func epochTID(e msm.Epoch) uint16 { return uint16(uint64(e) >> 44) }
 
@@ -240,13 +243,14 @@ func (e env) AddThread(s msm.ThreadsetID, t msm.ThreadID) msm.ThreadsetID {
 //	word 1: C_d lockset id (low 32) | S_d threadset id (high 32)
 //	word 2: previous access: pc (low 32) | tid (16) | flags (8) | size (8)
 func loadCell(c *[3]uint64) msm.Cell {
-	return msm.Cell{State: msm.State(c[0] >> 60), TS: msm.Epoch(c[0] & (1<<60 - 1)),
+	return msm.Cell{State: msm.State(c[0] >> 60), TS: msm.Epoch(c[0] & (1<<60 - 1) &^ shadow.TouchedMask),
 		Locks: msm.LocksetID(uint32(c[1])), Threads: msm.ThreadsetID(uint32(c[1] >> 32))}
 }
 
-func storeCell(c *[3]uint64, m msm.Cell) {
-	c[0] = uint64(m.State)<<60 | uint64(m.TS)&(1<<60-1)
+// storeCell writes m into c with the touched mask touched (in place).
+func storeCell(c *[3]uint64, m msm.Cell, touched uint64) {
 	c[1] = uint64(m.Locks) | uint64(m.Threads)<<32
+	atomic.StoreUint64(&c[0], uint64(m.State)<<60|uint64(m.TS)&(1<<60-1)&^shadow.TouchedMask|touched)
 }
 
 func packPrev(pc uint32, tid int32, flags, size uint8) uint64 {
@@ -276,9 +280,9 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		var r stepResult
 		d.mem.Lock(g)
 		if !shadow.IsSplit(c) {
-			touched := (c[2] & shadow.TouchedMask) >> shadow.TouchedShift
+			touched := (c[0] & shadow.TouchedMask) >> shadow.TouchedShift
 			if touched&mask != 0 || !d.splits(t, c, touched) || d.mem.Split(c) == nil {
-				r = d.step(t, c, a, write, prevWord|(touched|mask)<<shadow.TouchedShift)
+				r = d.step(t, c, a, write, prevWord, (touched|mask)<<shadow.TouchedShift)
 				d.mem.Unlock(g)
 				d.reportStep(t, addr, size, pc, flags, r)
 				continue
@@ -287,7 +291,7 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		side := d.mem.Side(c)
 		for b := range side {
 			if mask&(1<<b) != 0 && !r.race {
-				r = d.step(t, &side[b], a, write, prevWord|0xf<<shadow.TouchedShift)
+				r = d.step(t, &side[b], a, write, prevWord, shadow.TouchedMask)
 			}
 		}
 		d.mem.Unlock(g)
@@ -319,9 +323,10 @@ type stepResult struct {
 	next msm.Cell
 }
 
-// step applies access a to cell c (whose stripe lock the caller holds) and
-// records prevWord as its previous access.
-func (d *detector) step(t *thread, c *[3]uint64, a msm.Access, write bool, prevWord uint64) stepResult {
+// step applies access a to cell c (whose stripe lock the caller holds),
+// records prevWord as its previous access and leaves the touched mask
+// touched (in place) in word 0.
+func (d *detector) step(t *thread, c *[3]uint64, a msm.Access, write bool, prevWord, touched uint64) stepResult {
 	prev := c[2]
 	cur := loadCell(c)
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !write {
@@ -330,21 +335,21 @@ func (d *detector) step(t *thread, c *[3]uint64, a msm.Access, write bool, prevW
 		// Exclusive-Write (the dissertation's machines would move to
 		// Exclusive-Read and forget the write). The fast path relies
 		// on it too.
-		c[2] = prev | prevWord&shadow.TouchedMask
+		storeCell(c, cur, touched)
 		return stepResult{}
 	}
 	if msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
 		cur = d.afterJoin(cur)
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
-	storeCell(c, next)
+	storeCell(c, next, touched)
 	c[2] = prevWord
 	return stepResult{race: race, prev: prev, next: next}
 }
 
 func (d *detector) reportStep(t *thread, addr, size uint64, pc uint32, flags uint8, r stepResult) {
 	if r.race {
-		d.rep.race(t, addr, size, pc, flags, r.prev&^shadow.TouchedMask, r.next)
+		d.rep.race(t, addr, size, pc, flags, r.prev, r.next)
 	}
 }
 

@@ -45,7 +45,8 @@ void hg_set_shadow_dir(uintptr_t dir)
 #define SH_MAX_ADDR (1ull << 47)
 #define SH_EXCL_READ 1ull  /* msm.ExclRead */
 #define SH_EXCL_WRITE 2ull /* msm.ExclWrite */
-#define SH_TOUCHED_SHIFT 52 /* shadow.TouchedShift: bytes of the granule accessed */
+#define SH_TOUCHED_SHIFT 40 /* shadow.TouchedShift: bytes of the granule accessed, in word 0 */
+#define SH_TOUCHED_MASK (0xfull << SH_TOUCHED_SHIFT)
 
 static __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
 static struct hg_thread *_Atomic hg_list;
@@ -170,9 +171,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * lock: if another thread's access to the same cell is being processed in
  * Go at that moment, one of the two updates can be lost, which at worst
  * hides that pair of parallel accesses (later accesses still see the cell).
- * The previous-access word used in reports is not updated here, apart from
- * its touched-byte mask. */
-__attribute__((target("general-regs-only"))) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
+ * The previous-access word used in reports is not updated here. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 									uint64_t size, uint32_t flags)
 {
 	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
@@ -184,25 +184,26 @@ __attribute__((target("general-regs-only"))) static inline int hg_handled(struct
 	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t tid = epoch >> 44;
 	uint64_t w = SH_EXCL_WRITE << 60 | epoch, r = SH_EXCL_READ << 60 | epoch;
+	int aligned = ((addr | size) & 3) == 0; /* whole granules */
 	for (uint64_t g = g0; g <= g1; g++) {
 		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
 		if (!chunk)
 			return 0;
 		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 		uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
-		uint64_t state = v >> 60;
-		if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || ((v >> 44) & 0xffff) != tid)
+		if (aligned && (v == (w | SH_TOUCHED_MASK) || (v == (r | SH_TOUCHED_MASK) && !(flags & HG_WRITE))))
+			continue; /* the common case: nothing changes */
+		uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> 60;
+		if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || ((vt >> 44) & 0xffff) != tid)
 			return 0;
 		/* The bytes of the granule this access covers join its touched
 		 * mask (shadow/split.go): the granule is this thread's alone. */
 		uint64_t lo = g << SH_GRANULE_SHIFT, a0 = addr > lo ? addr : lo;
 		uint64_t a1 = addr + size < lo + 4 ? addr + size : lo + 4;
 		uint64_t m = ((1ull << (a1 - a0)) - 1) << (a0 - lo) << SH_TOUCHED_SHIFT;
-		if ((__atomic_load_n(cell + 2, __ATOMIC_RELAXED) & m) != m)
-			__atomic_fetch_or(cell + 2, m, __ATOMIC_RELAXED);
-		if (v == w || (v == r && !(flags & HG_WRITE)))
+		uint64_t next = ((flags & HG_WRITE) || vt == w ? w : r) | (v & SH_TOUCHED_MASK) | m;
+		if (next == v)
 			continue; /* nothing changes */
-		uint64_t next = (flags & HG_WRITE) ? w : r;
 		if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 			return 0;
 	}
@@ -341,27 +342,51 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	hg_push(t, addr, info, 0);
 }
 
-HG_FAST void hg_access(uint64_t addr, uint64_t info)
+/* hg_access_slow is everything but the common case: hooks, spinning-read
+ * accesses, atomics, accesses the fast path cannot settle, the first
+ * access of a thread. counted: hg_access counted the access already. */
+HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 {
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t == NULL, 0))
 		t = hg_register();
-	if (__builtin_expect(HG_INFO_FLAGS(info) & (HG_HOOK | HG_SPIN), 0)) {
+	if (HG_INFO_FLAGS(info) & (HG_HOOK | HG_SPIN)) {
 		if (HG_INFO_FLAGS(info) & HG_HOOK)
 			hg_hook(t, addr, info);
 		else
 			hg_spin(t, addr, info);
 		return;
 	}
-	if (__builtin_expect(HG_INFO_FLAGS(info) & HG_ATOMIC, 0)) {
+	if (HG_INFO_FLAGS(info) & HG_ATOMIC) {
 		if (HG_INFO_FLAGS(info) & HG_POST)
 			addr = t->last_atomic; /* the registers may have changed */
 		else
 			t->last_atomic = addr;
 	}
-	if (!(HG_INFO_FLAGS(info) & HG_POST))
+	if (!counted && !(HG_INFO_FLAGS(info) & HG_POST))
 		hg_add(&t->accesses, 1, t);
 	hg_push(t, addr, info, 0);
+}
+
+/* hg_access is the trampolines' entry point. The common case, a plain
+ * access that the fast path settles, stays small: with
+ * no_caller_saved_registers every register this function touches costs a
+ * push and a pop on every access. */
+HG_FAST void hg_access(uint64_t addr, uint64_t info)
+{
+	struct hg_thread *t = hg_self;
+	uint32_t flags = HG_INFO_FLAGS(info);
+	/* hg_overflow has in_rt set and never gets here */
+	if (__builtin_expect(t != NULL && !(flags & (HG_HOOK | HG_SPIN | HG_ATOMIC)) && !t->in_rt && !t->recording &&
+				     !(hg_spin_used && (flags & HG_WRITE)),
+			     1)) {
+		t->accesses++;
+		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags))
+			return;
+		hg_access_slow(addr, info, 1);
+		return;
+	}
+	hg_access_slow(addr, info, 0);
 }
 
 HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)

@@ -29,8 +29,9 @@
 // words in Memory:
 //
 //	word 0: state and epoch, opaque here: the runtime packs the msm.State in
-//	        the top 4 bits and the epoch below (the 16-bit tid and the low
-//	        44 bits of the clock fit in the 60 bits left)
+//	        the top 4 bits and the epoch below (the 16-bit tid in bits
+//	        44-59 and the low 40 bits of the clock), except bits 40-43:
+//	        the bytes of the granule touched (split.go)
 //	word 1: lockset id (low 32) | threadset id (high 32)   PackSets
 //	word 2: previous access for reports: pc (low 32, link-time address) |
 //	        tid << 32 | flags << 48 | size << 56           PackAccess

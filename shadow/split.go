@@ -11,8 +11,9 @@ import (
 // Byte precision on 4-byte granules.
 //
 // A granule's cell records which of its 4 bytes have been accessed since the
-// cell was last reset (the touched mask, bits 52-55 of word 2, inside the
-// flags byte). While every access overlaps the bytes touched before, the
+// cell was last reset (the touched mask, bits 40-43 of word 0, between the
+// thread id and the clock of the epoch, so that the fast path outside Go
+// keeps it up to date with the one word it reads and writes anyway). While every access overlaps the bytes touched before, the
 // granule is one location: accesses to overlapping bytes are the ones that
 // can race. When an access touches only bytes nobody touched before (a
 // thread writing a[1] next to another thread's a[0]), the runtime splits the
@@ -32,9 +33,9 @@ const (
 	// StateSplit in the top 4 bits of word 0 marks a split granule. It is
 	// outside the range of msm.State.
 	StateSplit = 15
-	// TouchedShift locates the 4-bit touched mask in word 2.
-	TouchedShift = 52
-	// TouchedMask is the touched mask in word 2, in place.
+	// TouchedShift locates the 4-bit touched mask in word 0.
+	TouchedShift = 40
+	// TouchedMask is the touched mask in word 0, in place.
 	TouchedMask = uint64(0xf) << TouchedShift
 )
 
@@ -83,7 +84,7 @@ func (m *Memory) Split(c *[3]uint64) *SideCells {
 		return nil
 	}
 	s := m.side(off)
-	touched := (c[2] & TouchedMask) >> TouchedShift
+	touched := (c[0] & TouchedMask) >> TouchedShift
 	for b := range s {
 		if touched&(1<<b) != 0 {
 			s[b] = *c

@@ -27,9 +27,9 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 	}
 	defer m.Close()
 	c := m.Cell(0x10000)
-	c[0] = 2<<60 | 77
+	c[0] = 2<<60 | 77 | 0b0101<<TouchedShift
 	c[1] = PackSets(3, 4)
-	c[2] = PackAccess(0x401000, 1, 2, 1) | 0b0101<<TouchedShift
+	c[2] = PackAccess(0x401000, 1, 2, 1)
 	before := *c
 	s := m.Split(c)
 	if s == nil {
@@ -66,8 +66,7 @@ func TestSplitManyGranules(t *testing.T) {
 	seen := map[*SideCells]bool{}
 	for i := uint64(0); i < 20000; i++ { // more than one slab
 		c := m.Cell(0x200000 + 4*i)
-		c[0] = 1 << 60
-		c[2] = 1 << TouchedShift
+		c[0] = 1<<60 | 1<<TouchedShift
 		s := m.Split(c)
 		if s == nil || seen[s] {
 			t.Fatalf("granule %d: side cells %p reused or nil", i, s)
