@@ -63,72 +63,226 @@ func CounterpartStores(in Input, vars []uint64, size uint64) []uint64 {
 	return out[:k]
 }
 
-// blockStores tracks which registers and stack slots hold a known address
-// through one block and returns the stores through such registers that hit.
-func blockStores(in Input, insts []disasm.Inst, hit func(uint64) bool) []uint64 {
-	type slot struct {
-		base int
-		disp int64
+// ptr is what the block-local tracking knows about a register or stack
+// slot: it holds link-time address base+off (exact), or some address
+// computed from base (derived: base plus an unknown amount).
+type ptr struct {
+	base  uint64
+	off   int64
+	exact bool
+}
+
+// tracker follows pointers to globals through one block.
+type tracker struct {
+	regs  map[int]ptr
+	slots map[[2]int64]ptr
+}
+
+func newTracker() *tracker { return &tracker{regs: map[int]ptr{}, slots: map[[2]int64]ptr{}} }
+
+// addr is the pointer a memory operand addresses, if known.
+func (tk *tracker) addr(di *disasm.Inst) (ptr, bool) {
+	if di.Flags&disasm.RIPRel != 0 {
+		return ptr{base: di.Target, exact: true}, true
 	}
-	regs := map[int]uint64{}
-	slots := map[slot]uint64{}
-	var out []uint64
-	for i := range insts {
-		di := &insts[i]
-		x, ok := in.Decode(di.Addr)
-		if !ok {
-			regs, slots = map[int]uint64{}, map[slot]uint64{}
-			continue
-		}
-		if di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && di.Flags&disasm.RIPRel == 0 {
-			if n, w, ok := gpr(di.Mem.Base); ok && w == 8 && di.Mem.Index == 0 {
-				if v, known := regs[n]; known && hit(v+uint64(di.Mem.Disp)) {
-					out = append(out, di.Addr)
+	n, w, ok := gpr(di.Mem.Base)
+	if !ok || w != 8 {
+		return ptr{}, false
+	}
+	p, ok := tk.regs[n]
+	if !ok {
+		return ptr{}, false
+	}
+	if di.Mem.Index != 0 {
+		p.exact = false
+	}
+	p.off += di.Mem.Disp
+	return p, true
+}
+
+// step updates the tracking for one instruction.
+func (tk *tracker) step(di *disasm.Inst, x *x86asm.Inst) {
+	var val ptr
+	known := false
+	switch {
+	case x.Op == x86asm.LEA && di.Flags&disasm.RIPRel != 0:
+		val, known = ptr{base: di.Target, exact: true}, true
+	case x.Op == x86asm.LEA:
+		if m, ok := x.Args[1].(x86asm.Mem); ok {
+			if n, w, ok := gpr(m.Base); ok && w == 8 {
+				if p, k := tk.regs[n]; k {
+					p.off += m.Disp
+					if m.Index != 0 {
+						p.exact = false
+					}
+					val, known = p, true
 				}
 			}
 		}
-		// The value an instruction gives its destination, when known.
-		var val uint64
-		known := false
-		switch {
-		case x.Op == x86asm.LEA && di.Flags&disasm.RIPRel != 0:
-			val, known = di.Target, true
-		case x.Op == x86asm.MOV:
-			switch src := x.Args[1].(type) {
-			case x86asm.Reg:
-				if n, w, ok := gpr(src); ok && w == 8 {
-					val, known = regs[n]
-				}
-			case x86asm.Mem:
-				if n, w, ok := gpr(src.Base); ok && w == 8 && src.Index == 0 && (n == rSP || n == rBP) {
-					val, known = slots[slot{n, src.Disp}]
-				}
+	case x.Op == x86asm.MOV:
+		switch src := x.Args[1].(type) {
+		case x86asm.Reg:
+			if n, w, ok := gpr(src); ok && w == 8 {
+				val, known = tk.regs[n]
+			}
+		case x86asm.Mem:
+			if n, w, ok := gpr(src.Base); ok && w == 8 && src.Index == 0 && (n == rSP || n == rBP) {
+				val, known = tk.slots[[2]int64{int64(n), src.Disp}]
 			}
 		}
-		if m, ok := x.Args[0].(x86asm.Mem); ok && x.Op == x86asm.MOV {
-			if n, w, ok := gpr(m.Base); ok && w == 8 && m.Index == 0 && (n == rSP || n == rBP) {
-				s := slot{n, m.Disp}
-				delete(slots, s)
-				if r, ok := x.Args[1].(x86asm.Reg); ok {
-					if rn, rw, ok := gpr(r); ok && rw == 8 {
-						if v, k := regs[rn]; k {
-							slots[s] = v
+	case x.Op == x86asm.ADD || x.Op == x86asm.SUB:
+		// base + index: still a pointer into the same object
+		if r, ok := x.Args[0].(x86asm.Reg); ok {
+			if n, w, ok := gpr(r); ok && w == 8 {
+				if p, k := tk.regs[n]; k {
+					if imm, ok := x.Args[1].(x86asm.Imm); ok {
+						if x.Op == x86asm.SUB {
+							imm = -imm
+						}
+						p.off += int64(imm)
+					} else {
+						p.exact = false
+					}
+					val, known = p, true
+				} else if src, ok := x.Args[1].(x86asm.Reg); ok && x.Op == x86asm.ADD {
+					if sn, sw, ok := gpr(src); ok && sw == 8 {
+						if p, k := tk.regs[sn]; k {
+							p.exact = false
+							val, known = p, true
 						}
 					}
 				}
 			}
 		}
-		w := regWrites(di, &x)
-		for n := 0; n < 16; n++ {
-			if w&(1<<n) != 0 {
-				delete(regs, n)
+	}
+	if m, ok := x.Args[0].(x86asm.Mem); ok && x.Op == x86asm.MOV {
+		if n, w, ok := gpr(m.Base); ok && w == 8 && m.Index == 0 && (n == rSP || n == rBP) {
+			s := [2]int64{int64(n), m.Disp}
+			delete(tk.slots, s)
+			if r, ok := x.Args[1].(x86asm.Reg); ok {
+				if rn, rw, ok := gpr(r); ok && rw == 8 {
+					if v, k := tk.regs[rn]; k {
+						tk.slots[s] = v
+					}
+				}
 			}
 		}
-		if n, width, ok := gprDest(&x); ok && known && width == 8 {
-			regs[n] = val
+	}
+	w := regWrites(di, x)
+	for n := 0; n < 16; n++ {
+		if w&(1<<n) != 0 {
+			delete(tk.regs, n)
 		}
-		if di.Kind == disasm.Call || di.Kind == disasm.CallInd {
-			slots = map[slot]uint64{}
+	}
+	if n, width, ok := gprDest(x); ok && known && width == 8 {
+		tk.regs[n] = val
+	}
+	if di.Kind == disasm.Call || di.Kind == disasm.CallInd {
+		tk.slots = map[[2]int64]ptr{}
+	}
+}
+
+// blockStores returns the stores of one block through registers that hold
+// a known address that hits.
+func blockStores(in Input, insts []disasm.Inst, hit func(uint64) bool) []uint64 {
+	tk := newTracker()
+	var out []uint64
+	for i := range insts {
+		di := &insts[i]
+		x, ok := in.Decode(di.Addr)
+		if !ok {
+			tk = newTracker()
+			continue
+		}
+		if di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && di.Flags&disasm.RIPRel == 0 {
+			if p, ok := tk.addr(di); ok && p.exact && hit(p.base+uint64(p.off)) {
+				out = append(out, di.Addr)
+			}
+		}
+		tk.step(di, &x)
+	}
+	return out
+}
+
+// SpinObjects returns, for spinning-read condition loads whose address is
+// not a constant, the global object each one reads from when the block
+// computes the address from the object's link-time address plus an amount
+// only known at run time (an element of a global array of flags,
+// `flags[i]`, as unoptimised code computes it).
+func SpinObjects(in Input, loads []uint64) []uint64 {
+	g := in.Graph
+	seen := map[uint64]bool{}
+	var out []uint64
+	for _, a := range loads {
+		bi := g.BlockAt(a)
+		if bi < 0 || in.Decode == nil {
+			continue
+		}
+		tk := newTracker()
+		for _, di := range g.Insts(&g.Blocks[bi]) {
+			x, ok := in.Decode(di.Addr)
+			if !ok {
+				tk = newTracker()
+				continue
+			}
+			if di.Addr == a {
+				if p, ok := tk.addr(&di); ok && !p.exact && !seen[p.base] {
+					seen[p.base] = true
+					out = append(out, p.base)
+				}
+				break
+			}
+			tk.step(&di, &x)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// ObjectStores returns the stores, anywhere in the binary, through a
+// pointer the block computes from one of the objects' link-time addresses
+// (see SpinObjects). They may write a spin variable or another element of
+// the same object.
+func ObjectStores(in Input, objects []uint64) []uint64 {
+	if len(objects) == 0 || in.Decode == nil {
+		return nil
+	}
+	want := map[uint64]bool{}
+	for _, o := range objects {
+		want[o] = true
+	}
+	g := in.Graph
+	var out []uint64
+	for bi := range g.Blocks {
+		b := &g.Blocks[bi]
+		if !b.Reached {
+			continue
+		}
+		insts := g.Insts(b)
+		mentions := false
+		for i := range insts {
+			if insts[i].Flags&disasm.RIPRel != 0 && want[insts[i].Target] {
+				mentions = true
+				break
+			}
+		}
+		if !mentions {
+			continue
+		}
+		tk := newTracker()
+		for i := range insts {
+			di := &insts[i]
+			x, ok := in.Decode(di.Addr)
+			if !ok {
+				tk = newTracker()
+				continue
+			}
+			if di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && di.Flags&disasm.RIPRel == 0 {
+				if p, ok := tk.addr(di); ok && !p.exact && want[p.base] {
+					out = append(out, di.Addr)
+				}
+			}
+			tk.step(di, &x)
 		}
 	}
 	return out

@@ -57,6 +57,10 @@ type Value struct {
 const (
 	InfoSpin = 512  // a spinning-read-loop condition load, or a counterpart write to it
 	InfoHook = 1024 // not an access: a hook (kind in the size field)
+	// InfoOrdered, with InfoSpin|InfoAtomic: an atomic load or store that
+	// compiles to a plain move (C++ std::atomic accessors at -O0): acquire
+	// after a load, release before a store, whatever the spin option.
+	InfoOrdered = 2048
 
 	HookWait  = 1     // the next condition wait is inside a wait loop
 	HookExit  = 2     // a wait loop is left; value: the condition variable

@@ -469,6 +469,9 @@ func accessFlags(a disasm.Access) uint16 {
 	if a&disasm.Spin != 0 {
 		f |= InfoSpin
 	}
+	if a&disasm.Ordered != 0 {
+		f |= InfoSpin | InfoOrdered
+	}
 	return f
 }
 

@@ -315,12 +315,13 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 
 /* hg_spin handles the accesses of spinning-read loops: the condition load
  * is an acquire after the load (its address noted as a spin variable), a
- * counterpart write a release before the store. With spin=no they are
- * plain accesses. */
+ * counterpart write a release before the store. HG_SPIN without
+ * HG_ATOMIC marks a store that may be a counterpart write: a release
+ * followed by a plain write. With spin=no they are all plain accesses. */
 HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 {
 	uint32_t flags = HG_INFO_FLAGS(info);
-	if (!hg_opts.spin) {
+	if (!hg_opts.spin && !(flags & HG_ORDERED)) {
 		if (flags & HG_POST)
 			return;
 		hg_add(&t->accesses, 1, t);
@@ -329,10 +330,18 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	}
 	if (!(flags & HG_POST))
 		hg_add(&t->accesses, 1, t);
+	if (!(flags & HG_ATOMIC)) {
+		/* a store that may write a spin variable (an element of a global
+		 * array of flags): a release, and a checked write all the same */
+		hg_push(t, addr, info | (uint64_t)HG_ATOMIC << 48, 0);
+		hg_push(t, addr, info & ~((uint64_t)HG_SPIN << 48), 0);
+		return;
+	}
 	if (flags & HG_READ) {
 		if (!(flags & HG_POST)) {
 			t->last_atomic = addr;
-			hg_spin_note(addr);
+			if (!(flags & HG_ORDERED))
+				hg_spin_note(addr);
 			return;
 		}
 		addr = t->last_atomic;

@@ -62,6 +62,20 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
 		}
 	}
+	// Stores into a global array whose elements are spin variables
+	// (`flags[i]`): they may write a spin variable or another element, so
+	// they release and are still checked as writes (Spin without Atomic).
+	var unresolved []uint64
+	for _, s := range lr.Spins {
+		if len(s.Consts) == 0 {
+			unresolved = append(unresolved, s.Loads...)
+		}
+	}
+	for _, a := range loops.ObjectStores(li, loops.SpinObjects(li, unresolved)) {
+		if in, ok := g.Inst(a); ok && in.Mem.Access&disasm.Atomic == 0 {
+			in.Mem.Access |= disasm.Spin
+		}
+	}
 	// A spin variable reached through a register: the stores in the same
 	// function that use the same address expression are taken as its
 	// counterpart writes (a thread that waits on a slot's flag usually

@@ -68,6 +68,7 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 		return bin.Bytes(addr, n)
 	}
 	markGuardReads(bin, in.Sections)
+	markAtomicAccessors(bin, in.Sections)
 	g := cfg.Build(in)
 	bad := 0
 	for bi := range g.Blocks {
@@ -113,6 +114,60 @@ func markGuardReads(bin *elfrw.Binary, secs []cfg.Code) {
 type loopConfig struct {
 	enabled bool
 	opt     loops.Options
+}
+
+// markAtomicAccessors makes the plain loads and stores inside libstdc++'s
+// std::atomic accessors acquires and releases. Without optimisation they
+// are out-of-line functions of the program (std::atomic<T>::load,
+// store, operator T, operator=), whose move through `this` is the atomic
+// access; with optimisation they are inlined, and spinning-read loop
+// detection covers the loads. Read-modify-writes are lock-prefixed and
+// atomic already.
+func markAtomicAccessors(bin *elfrw.Binary, secs []cfg.Code) {
+	type span struct{ lo, hi uint64 }
+	var fns []span
+	for _, s := range bin.Symbols {
+		if s.Func && s.Size > 0 && isAtomicAccessor(s.Name) {
+			fns = append(fns, span{s.Addr, s.Addr + s.Size})
+		}
+	}
+	if len(fns) == 0 {
+		return
+	}
+	for _, sec := range secs {
+		for i := range sec.Insts {
+			in := &sec.Insts[i]
+			if in.Flags&disasm.HasMem == 0 || in.Flags&(disasm.StackMem|disasm.FrameMem|disasm.RIPRel|disasm.StringOp) != 0 {
+				continue
+			}
+			if rw := in.Mem.Access & (disasm.Read | disasm.Write); rw == disasm.Read || rw == disasm.Write {
+				for _, f := range fns {
+					if in.Addr >= f.lo && in.Addr < f.hi {
+						in.Mem.Access |= disasm.Ordered | disasm.Atomic
+						break
+					}
+				}
+			}
+		}
+	}
+}
+
+// isAtomicAccessor recognises the mangled names of std::atomic<T> and
+// std::__atomic_base<T> load, store, conversion and assignment members.
+func isAtomicAccessor(name string) bool {
+	rest, ok := strings.CutPrefix(name, "_ZNK")
+	if !ok {
+		if rest, ok = strings.CutPrefix(name, "_ZN"); !ok {
+			return false
+		}
+	}
+	if !strings.HasPrefix(rest, "St6atomicI") && !strings.HasPrefix(rest, "St13__atomic_baseI") {
+		return false
+	}
+	// The member name follows the template arguments: 4load, 5store, cv
+	// (conversion), aSE (assignment).
+	return strings.Contains(rest, "E4loadE") || strings.Contains(rest, "E5storeE") ||
+		strings.Contains(rest, "Ecv") || strings.Contains(rest, "EaSE")
 }
 
 func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, error) {
