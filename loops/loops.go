@@ -123,6 +123,11 @@ type SpinLoop struct {
 	Loads  []uint64 // load instructions (in the loop or its callees) the exit conditions depend on, sorted
 	Conds  []string // human-readable condition addresses, e.g. "0x4040 (rip)", "0x10(%rbx)"
 	Consts []uint64 // link-time addresses of the condition loads from fixed addresses, sorted
+	// GuardLoads are loads of the same variables in the conditional jump
+	// before a rotated loop (`if (flag) do yield(); while (flag);`): when
+	// the flag is set before the loop is reached, that load is the one that
+	// sees the counterpart write.
+	GuardLoads []uint64
 }
 
 // Stats counts what was found.

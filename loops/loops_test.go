@@ -425,6 +425,20 @@ func TestSpinLoops(t *testing.T) {
 			if c.cond != "" && !strings.Contains(strings.Join(s.Conds, " "), c.cond) {
 				t.Errorf("%s %s: conds %q lack %q", p.name, c.fn, s.Conds, c.cond)
 			}
+			for _, gl := range s.GuardLoads {
+				in, _ := p.in.Graph.Inst(gl)
+				if in == nil || in.Flags&disasm.RIPRel != 0 && !containsU64(s.Consts, in.Target) {
+					t.Errorf("%s %s: guard load 0x%x does not read a condition variable", p.name, c.fn, gl)
+				}
+			}
+		}
+		// Figure 7.6 rotated by the optimiser: `if (spinlock) do yield();
+		// while (spinlock);` reads spinlock once before the loop too.
+		if strings.Contains(p.name, "O2") {
+			ss := p.spinsIn(p.funcs("spin_yield"))
+			if len(ss) != 1 || len(ss[0].GuardLoads) != 1 {
+				t.Errorf("%s spin_yield: want one guard load:\n%s", p.name, p.dump(p.funcs("spin_yield")))
+			}
 		}
 		// TTAS: the inner read loop spins, the outer xchg loop writes lk.
 		ttas := p.funcs("ttas_lock")

@@ -294,7 +294,7 @@ func (a *analyzer) classify(fg *fgraph, loops []*floop) {
 				}
 			}
 			sort.Slice(wl.Waits, func(i, j int) bool { return wl.Waits[i].Addr < wl.Waits[j].Addr })
-			wl.Guards = a.guards(fg, lp)
+			wl.Guards = a.guards(fg, lp, false)
 			a.res.Waits = append(a.res.Waits, wl)
 		}
 	}
@@ -308,6 +308,7 @@ func (a *analyzer) classify(fg *fgraph, loops []*floop) {
 			continue
 		}
 		if sl, why := a.spin(fg, lp); why == "" {
+			sl.GuardLoads = a.guardLoads(fg, lp, sl.Loads)
 			a.res.Spins = append(a.res.Spins, sl)
 			spinHeader[lp.header] = true
 		} else {
@@ -378,12 +379,13 @@ func (v Value) String() string {
 	return "?"
 }
 
-// guards finds the conditional jumps that skip wait loop lp (see
+// guards finds the conditional jumps that skip loop lp (see
 // WaitLoop.Guards): a block outside the loop ending in a conditional jump
 // with one side reaching the header through at most guardChain blocks
 // outside the loop that have a single successor (the preheader), and the
-// other side going to an exit target of the loop.
-func (a *analyzer) guards(fg *fgraph, lp *floop) []Exit {
+// other side going to an exit target of the loop (or, with anySide,
+// anywhere else).
+func (a *analyzer) guards(fg *fgraph, lp *floop, anySide bool) []Exit {
 	const guardChain = 3
 	g := a.g
 	L := &a.res.Loops[lp.index]
@@ -414,7 +416,7 @@ func (a *analyzer) guards(fg *fgraph, lp *floop) []Exit {
 				last := &g.Sections[b.Sec].Insts[b.Last]
 				if last.Kind == disasm.Jcc && len(b.Succs) == 2 {
 					for k, s := range b.Succs {
-						if a.localAt(b.Succs[1-k]) == v && a.reachesExit(fg, s, targets, inLoop) {
+						if a.localAt(b.Succs[1-k]) == v && (a.reachesExit(fg, s, targets, inLoop) || anySide && a.localAt(s) != v) {
 							out = append(out, Exit{From: bi, To: s, Branch: k == 0})
 						}
 					}
@@ -454,4 +456,42 @@ func (a *analyzer) reachesExit(fg *fgraph, addr uint64, targets map[uint64]bool,
 		addr = b.Succs[0]
 	}
 	return false
+}
+
+// guardLoads finds, in the blocks whose conditional jump skips the loop
+// (guards), the loads from the same address as one of the loop's
+// condition loads (the same rip-relative target, or the same address
+// expression).
+func (a *analyzer) guardLoads(fg *fgraph, lp *floop, loads []uint64) []uint64 {
+	g := a.g
+	var conds []*disasm.Inst
+	for _, l := range loads {
+		if in, ok := g.Inst(l); ok && in.Flags&disasm.HasMem != 0 {
+			conds = append(conds, in)
+		}
+	}
+	same := func(x, y *disasm.Inst) bool {
+		if x.Flags&disasm.RIPRel != 0 || y.Flags&disasm.RIPRel != 0 {
+			return x.Flags&y.Flags&disasm.RIPRel != 0 && x.Target == y.Target
+		}
+		return x.Mem.Base == y.Mem.Base && x.Mem.Index == y.Mem.Index && x.Mem.Scale == y.Mem.Scale && x.Mem.Disp == y.Mem.Disp
+	}
+	var out []uint64
+	// The skipping side may go anywhere: the load must read a condition
+	// variable, which ties the jump to the loop.
+	for _, e := range a.guards(fg, lp, true) {
+		for i, in := range g.Insts(&g.Blocks[e.From]) {
+			if in.Flags&disasm.HasMem == 0 || in.Mem.Access&(disasm.Read|disasm.Write) != disasm.Read {
+				continue
+			}
+			for _, c := range conds {
+				if same(&g.Insts(&g.Blocks[e.From])[i], c) {
+					out = append(out, in.Addr)
+					break
+				}
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
 }

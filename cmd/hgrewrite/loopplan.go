@@ -45,7 +45,7 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 	locals := map[local]bool{}
 	for _, s := range lr.Spins {
 		globals = append(globals, s.Consts...)
-		for _, a := range s.Loads {
+		for _, a := range append(append([]uint64(nil), s.Loads...), s.GuardLoads...) {
 			in, ok := g.Inst(a)
 			if !ok || in.Flags&disasm.HasMem == 0 || in.Mem.Access&disasm.Write != 0 {
 				continue // read-modify-writes are atomics already
@@ -174,6 +174,9 @@ func listLoops(w io.Writer, bin *elfrw.Binary, g *cfg.Graph, lr *loops.Result, s
 				}
 			}
 			fmt.Fprintf(w, "  condition load at %#x: %s\n", a, cond)
+		}
+		for _, a := range sl.GuardLoads {
+			fmt.Fprintf(w, "  load before the loop at %#x (the loop is skipped when it sees the write)\n", a)
 		}
 	}
 	if stats {
