@@ -59,20 +59,29 @@ func (c *condState) end() {
 // signaller that wrote those links published the element. Only relations
 // found are added (no fallback to TS_cv).
 //
-// The region's writes then become write/read relations of their own
-// (DS(d) <- TS_t), as a signal's would: the consumer that unlinks an
-// element writes the queue head the next consumer reads, and passes on
-// what it learnt about the element's producer. runtime/wrappers.c hands
-// such a region to the Go side before the mutex is released.
+// Every region's writes (up to a signal) become write/read relations at
+// its end (DS(d) <- TS_t), as a signal makes them: a notifier that sets
+// the flag under the mutex and signals after unlocking (the common C++
+// idiom) is then found by a waiter that reads the flag before the signal
+// is sent; and the consumer that unlinks an element writes the queue head
+// the next consumer reads, passing on what it learnt about the element's
+// producer. runtime/wrappers.c hands such a region to the Go side before
+// the mutex is released. This departs from algorithm 2, where only
+// signalling regions record writes.
 func (d *detector) regionEnd(t *thread) {
-	if t.cond.waited && d.opts.LSD == "wr" {
+	if d.opts.LSD == "wr" && (t.cond.waited || len(t.cond.writes) > 0) {
 		d.mu.Lock()
-		for _, r := range t.cond.reads {
-			if seg := d.wrSeg[r]; seg != nil {
-				t.vc.Join(seg)
+		if t.cond.waited {
+			for _, r := range t.cond.reads {
+				if seg := d.wrSeg[r]; seg != nil {
+					t.vc.Join(seg)
+				}
 			}
 		}
 		if len(t.cond.writes) > 0 {
+			if len(d.wrSeg) > maxWRSegs {
+				d.wrSeg = wrSegs{} // bounded memory: older relations fall back to TS_cv
+			}
 			seg := t.vc.Copy()
 			for _, w := range t.cond.writes {
 				d.wrSeg[w] = seg
@@ -83,6 +92,11 @@ func (d *detector) regionEnd(t *thread) {
 	}
 	t.cond.end()
 }
+
+// maxWRSegs bounds DS. Every lock-protected region's writes enter it, so
+// a program that writes many locked variables would otherwise grow it
+// without end.
+const maxWRSegs = 1 << 16
 
 func note(set []uint64, addr uint64) []uint64 {
 	for _, a := range set {

@@ -226,6 +226,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 			return;
 		}
 	}
+	if (t->recording && (flags & HG_WRITE))
+		t->wrote = 1;
 	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
 		hg_flush_saving(t);
 	struct hg_event *e = &t->buf[t->n++];

@@ -73,7 +73,7 @@ struct hg_thread {
 	uint8_t wait_mark;  /* a wait-loop hook marked the next condition wait */
 	uint8_t recording;  /* inside a lock-protected region (lsd): accesses go to the Go side */
 	uint8_t waited;     /* a condition wait or wait-loop exit in this region: flush at its unlock */
-	uint8_t pad;
+	uint8_t wrote;      /* the region wrote memory: flush at its unlock (write/read relations) */
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */

@@ -234,17 +234,18 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
 }
 
-/* hg_region_end ends a lock-protected region. A region in which the
- * thread finished a condition wait goes to the Go side before the mutex is
- * released: the next thread to take the mutex may follow the write/read
- * relations this region's writes create (runtime/cond.go). */
+/* hg_region_end ends a lock-protected region. A region that wrote memory
+ * or finished a condition wait goes to the Go side before the mutex is
+ * released: the next thread to take the mutex may be a waiter that follows
+ * the write/read relations this region's writes create (runtime/cond.go),
+ * for instance when the signal is sent after the unlock. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
 {
+	int flush = t->recording && (t->waited || t->wrote);
 	hg_unlock_event(t, m, 0);
-	if (t->waited) {
-		t->waited = 0;
+	t->waited = t->wrote = 0;
+	if (flush)
 		hg_flush(t);
-	}
 }
 
 #define LOCK_WRAPPER(name, type, mode)                  \
