@@ -63,3 +63,46 @@ func TestListLoops(t *testing.T) {
 		})
 	}
 }
+
+// TestLoopModes shows what the loop handling changes on programs whose
+// order is forced by sleeps: with lsd=no, a waiter that finds the
+// condition already true (lost signal) gets no happens-before edge and
+// the data it reads is reported; with spin=no, a spinning read loop is
+// not synchronisation. The default options report nothing. Each bad mode
+// must show its false report in at least one of three runs (the sleeps
+// make it all but certain).
+func TestLoopModes(t *testing.T) {
+	cases := []struct {
+		prog, bad, racy string
+	}{
+		{"cv_lost_signal_fig6_1.c", "lsd=no", "DATA"},
+		{"cv_shared_two_pairs_lost_signals_fig6_6.c", "lsd=no", "DATA_X"},
+		{"spin_flag_entered_after_write.c", "spin=no", "DATA"},
+	}
+	for _, c := range cases {
+		c := c
+		t.Run(c.prog, func(t *testing.T) {
+			t.Parallel()
+			src := repoRoot(t) + "/testdata/races/" + c.prog
+			dir := t.TempDir()
+			bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+			rewriteOK(t, bin, bin+".hg")
+			for _, mode := range []string{"", "lsd=yes", c.bad} {
+				reported := false
+				for run := 0; run < 3 && !reported; run++ {
+					out := runProg(t, []string{"HG_OPTIONS=exitcode=0 " + mode}, bin+".hg")
+					reported = strings.Contains(string(out.stderr), "Location is global '"+c.racy+"'")
+					if mode != c.bad {
+						if strings.Contains(string(out.stderr), "WARNING") {
+							t.Fatalf("HG_OPTIONS=%q: false report:\n%s", mode, clip(out.stderr))
+						}
+						break
+					}
+				}
+				if mode == c.bad && !reported {
+					t.Errorf("HG_OPTIONS=%q: expected the false report on %s in one of three runs", mode, c.racy)
+				}
+			}
+		})
+	}
+}
