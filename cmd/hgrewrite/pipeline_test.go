@@ -13,7 +13,7 @@ func TestIsAtomicAccessor(t *testing.T) {
 	}
 	no := []string{
 		"_ZNSt13__atomic_baseIiE9fetch_addEiSt12memory_order", // lock xadd: atomic already
-		"_ZNSt6atomicIbEC2Eb",                                 // constructor
+		"_ZNSt6atomicIbEC2Eb", // constructor
 		"_ZNKSt6vectorIiSaIiEE4sizeEv",
 		"load",
 		"_Z4loadv",
