@@ -106,3 +106,26 @@ func TestLoopModes(t *testing.T) {
 		})
 	}
 }
+
+// TestDumpCFG: --dump-cfg writes one Graphviz file per function holding a
+// wait or spinning-read loop, and rewriting with it still works.
+func TestDumpCFG(t *testing.T) {
+	dir := t.TempDir()
+	src := repoRoot(t) + "/testdata/races/cv_lost_signal_fig6_1.c"
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	dots := dir + "/dots"
+	if code, _, errOut := hgrewrite(t, "--list-loops", "--dump-cfg", dots, bin); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	ents, err := os.ReadDir(dots)
+	if err != nil || len(ents) != 1 {
+		t.Fatalf("want one file in %s, got %v (%v)", dots, ents, err)
+	}
+	if !strings.HasPrefix(ents[0].Name(), "thread_2_") || !strings.HasSuffix(ents[0].Name(), ".dot") {
+		t.Errorf("file name %q: want thread_2_<addr>.dot", ents[0].Name())
+	}
+	b, _ := os.ReadFile(dots + "/" + ents[0].Name())
+	if !strings.HasPrefix(string(b), "digraph") || !strings.Contains(string(b), "pthread_cond_wait") {
+		t.Errorf("not a graph of the wait loop:\n%s", b)
+	}
+}
