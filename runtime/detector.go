@@ -51,6 +51,7 @@ type thread struct {
 	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
 	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
 	cond      condState      // lock-protected region recording (cond.go)
+	pending   []string       // reports waiting for the thread's stack (reporter.emit)
 }
 
 var det *detector

@@ -65,13 +65,22 @@ func hgGoMainThread(bias uint64) int32 {
 	return d.newThread(nil, 0).tid
 }
 
+// hgGoFlush processes a batch of t's events. It returns the number of
+// reports waiting for the thread's stack: when canStack is set, the C side
+// then captures it and calls hgGoStack; otherwise they are printed now.
+//
 //export hgGoFlush
-func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
+func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, canStack C.int) C.int {
 	d := det
 	t := d.thread(tid)
 	if t == nil || d.finished.Load() {
-		return
+		return 0
 	}
+	defer func() {
+		if canStack == 0 {
+			d.rep.emit(t, nil)
+		}
+	}()
 	for _, e := range unsafe.Slice(ev, int(n)) {
 		info := uint64(e.info)
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint16(info>>48)
@@ -124,6 +133,27 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) {
 		}
 		d.access(t, addr, size, pc, uint8(flags))
 	}
+	if canStack == 0 {
+		return 0
+	}
+	return C.int(len(t.pending))
+}
+
+// hgGoStack prints t's pending reports with the call stack the C side
+// captured (return addresses, innermost first).
+//
+//export hgGoStack
+func hgGoStack(tid int32, pcs *C.uint64_t, n C.int) {
+	d := det
+	t := d.thread(tid)
+	if t == nil {
+		return
+	}
+	stack := make([]uint64, int(n))
+	for i, pc := range unsafe.Slice(pcs, int(n)) {
+		stack[i] = uint64(pc)
+	}
+	d.rep.emit(t, stack)
 }
 
 //export hgGoThreadCreate
@@ -289,6 +319,7 @@ func hgGoFree(tid int32, addr, size, pc uint64) {
 		return
 	}
 	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), flagWrite|accessFree)
+	d.rep.emit(t, nil)
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)
 }

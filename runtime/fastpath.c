@@ -17,6 +17,7 @@
 #include "hgrt.h"
 
 #include <cpuid.h>
+#include <execinfo.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,7 @@ static struct hg_thread *_Atomic hg_list;
 /* Thread records come from one reservation, bump-allocated without locks,
  * so registering is async-signal-safe. */
 #define HG_ARENA_BYTES (64u << 20)
+#define HG_STACK_FRAMES 32
 static char *hg_arena;
 static _Atomic size_t hg_arena_used;
 static struct hg_thread hg_overflow; /* shared, updated atomically, once the arena is full */
@@ -120,9 +122,11 @@ struct hg_thread *hg_threads_head(void)
 	return atomic_load_explicit(&hg_list, memory_order_acquire);
 }
 
-/* hg_flush hands the buffered events to the Go side. Callers are ordinary
- * C functions (the wrappers); the vector registers are theirs to lose. */
-void hg_flush(struct hg_thread *t)
+/* hg_flush_with hands the buffered events to the Go side. If races were
+ * found and can_stack is set, the thread's call stack is captured for the
+ * reports: the caller is a wrapper called by the program, whose frames
+ * have unwind information (trampolines have none). */
+static void hg_flush_with(struct hg_thread *t, int can_stack)
 {
 	if (t->n == 0 || t->in_rt || !hg_detect) {
 		t->n = 0;
@@ -131,8 +135,22 @@ void hg_flush(struct hg_thread *t)
 	t->in_rt = 1;
 	uint32_t n = t->n;
 	t->n = 0;
-	hgGoFlush(t->tid, t->buf, n);
+	if (hgGoFlush(t->tid, t->buf, n, can_stack) > 0) {
+		void *pcs[HG_STACK_FRAMES];
+		int k = backtrace(pcs, HG_STACK_FRAMES);
+		uint64_t ras[HG_STACK_FRAMES];
+		for (int i = 0; i < k; i++)
+			ras[i] = (uint64_t)(uintptr_t)pcs[i];
+		hgGoStack(t->tid, ras, k);
+	}
 	t->in_rt = 0;
+}
+
+/* hg_flush is hg_flush_with for the wrappers: ordinary C functions called
+ * by the program; the vector registers are theirs to lose. */
+void hg_flush(struct hg_thread *t)
+{
+	hg_flush_with(t, 1);
 }
 
 /* hg_flush_saving is hg_flush for the entry points: the interrupted code
@@ -145,7 +163,7 @@ HG_SLOW __attribute__((force_align_arg_pointer)) static void hg_flush_saving(str
 	if (hg_xsave_size)
 		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
 	__asm__ volatile("" ::: "memory");
-	hg_flush(t);
+	hg_flush_with(t, 0);
 	if (hg_xsave_size)
 		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
 }

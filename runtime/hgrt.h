@@ -117,6 +117,7 @@ extern int hg_spin_used;
 uint64_t hg_safe_load(uint64_t addr);          /* 8 bytes at addr, 0 if unreadable */
 uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
 uint64_t hg_link_pc_addr(uint64_t ra); /* the same for an address held as an integer (Go) */
+int hg_in_runtime(uint64_t addr); /* addr is code of this library */
 void hg_print(const char *line);
 void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
 char *hg_demangle(const char *name); /* malloc'd, or NULL (demangle.c) */

@@ -86,11 +86,57 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 		fmt.Fprintf(&b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&clockMask,
 			t.tid, pt, t.vc.Get(pt))
 	}
-	b.WriteString("==================\n")
-	r.print(b.String())
+	// The report is finished by emit, once the thread's stack is known.
+	t.pending = append(t.pending, b.String())
+}
+
+// emit prints t's pending reports. stack holds the return addresses of the
+// thread's call stack at the synchronisation call that handed the
+// accesses over (nil when there is none: the buffer filled up inside
+// instrumented code, whose trampolines have no unwind information).
+func (r *reporter) emit(t *thread, stack []uint64) {
+	if len(t.pending) == 0 {
+		return
+	}
+	frames := r.frames(stack)
+	for _, rep := range t.pending {
+		var b strings.Builder
+		b.WriteString(rep)
+		if frames != "" {
+			fmt.Fprintf(&b, "  Stack of T%d at its next synchronisation call (the access above was made before it, since the last one):\n%s", t.tid, frames)
+		}
+		b.WriteString("==================\n")
+		r.print(b.String())
+	}
+	t.pending = t.pending[:0]
 	if r.d.opts.HaltOnError {
 		C.hg_halt(C.int(r.d.opts.ExitCode))
 	}
+}
+
+// frames symbolises a call stack: frames in the runtime library are
+// dropped, frames of the program get function and line (of the call),
+// frames in other libraries their address.
+func (r *reporter) frames(stack []uint64) string {
+	var b strings.Builder
+	k := 0
+	started := false
+	for _, ra := range stack {
+		if C.hg_in_runtime(C.uint64_t(ra)) != 0 {
+			if started {
+				break // the runtime's own threads start below the program
+			}
+			continue
+		}
+		started = true
+		if lp := r.d.linkPC(ra); lp != 0 {
+			fmt.Fprintf(&b, "    #%d %s\n", k, r.sym.code(lp-1))
+		} else {
+			fmt.Fprintf(&b, "    #%d %#x (in a shared library)\n", k, ra)
+		}
+		k++
+	}
+	return b.String()
 }
 
 func (r *reporter) location(addr uint64) string {

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #include "hgrt.h"
 
+#include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -106,6 +107,10 @@ __attribute__((constructor)) static void hg_init(void)
 	dl_iterate_phdr(hg_find_phdr, &hg_hdr);
 	if (hg_hdr == NULL)
 		return; /* loaded by a program hgrewrite did not rewrite: nothing to do */
+	/* backtrace loads the unwinder on its first call: do it now, not in a
+	 * report made from a wrapper a signal handler called */
+	void *warm[1];
+	backtrace(warm, 1);
 	if (hg_hdr->version != HG_VERSION)
 		hg_fatal("this executable was rewritten by a different hgrewrite version; rewrite it again");
 	pthread_atfork(NULL, NULL, hg_atfork_child);

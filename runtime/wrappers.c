@@ -107,6 +107,11 @@ uint64_t hg_link_pc(void *ra)
 	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
 }
 
+int hg_in_runtime(uint64_t addr)
+{
+	return hg_from_runtime((void *)(uintptr_t)addr);
+}
+
 uint64_t hg_link_pc_addr(uint64_t ra)
 {
 	return hg_link_pc((void *)(uintptr_t)ra);

@@ -343,3 +343,31 @@ func TestManyThreadsBigHeap(t *testing.T) {
 		t.Errorf("false report:\n%s", clip(got.stderr))
 	}
 }
+
+// TestReportStack: a report carries the racing thread's call stack at its
+// next synchronisation call, callers in order (inner's call to unlock is
+// a tail call at -O2, so inner's own frame may be gone).
+func TestReportStack(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "reports", "nested_stack.c")
+	for _, opt := range []string{"-O0", "-O2"} {
+		dir := t.TempDir()
+		bin := compile(t, src, dir, variant{opt: opt, pie: true})
+		rewriteOK(t, bin, bin+".hg")
+		out := runProg(t, []string{"HG_OPTIONS=exitcode=0"}, bin+".hg")
+		stderr := string(out.stderr)
+		i := strings.Index(stderr, "at its next synchronisation call")
+		if i < 0 || !strings.Contains(stderr, "Location is global 'shared_total'") {
+			t.Fatalf("%s: no report with a stack on shared_total:\n%s", opt, clip(out.stderr))
+		}
+		stack := stderr[i:]
+		stack = stack[:strings.Index(stack, "==================")]
+		last := -1
+		for _, fn := range []string{"middle", "outer", "worker"} {
+			p := strings.Index(stack, " "+fn+"+")
+			if p < 0 || p < last {
+				t.Errorf("%s: frame %s missing or out of order in:\n%s", opt, fn, stack)
+			}
+			last = p
+		}
+	}
+}
