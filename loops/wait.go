@@ -39,6 +39,42 @@ var cvClasses = []string{
 // member of std::condition_variable or std::condition_variable_any
 // (libstdc++ and libc++ manglings). A symbol version ("@GLIBC_2.3.2") is
 // ignored.
+// IsNotify reports whether an imported name signals a condition
+// variable: pthread_cond_signal/broadcast, C11 cnd_signal/broadcast, or a
+// notify member of std::condition_variable(_any).
+func IsNotify(name string) bool {
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	switch name {
+	case "pthread_cond_signal", "pthread_cond_broadcast", "cnd_signal", "cnd_broadcast":
+		return true
+	}
+	for _, c := range cvClasses {
+		if rest, ok := strings.CutPrefix(name, c); ok && (strings.HasPrefix(rest, "10notify_one") || strings.HasPrefix(rest, "10notify_all")) {
+			return true
+		}
+	}
+	return false
+}
+
+// LockArg says which argument register of a call to name holds a mutex
+// being locked: pthread_mutex_lock and std::mutex::lock take it first;
+// the std::lock_guard and std::unique_lock constructors (out-of-line
+// without optimisation) second. ok is false for other functions.
+func LockArg(name string) (x86asm.Reg, bool) {
+	if i := strings.IndexByte(name, '@'); i >= 0 {
+		name = name[:i]
+	}
+	switch {
+	case name == "pthread_mutex_lock" || name == "pthread_mutex_timedlock" || name == "_ZNSt5mutex4lockEv":
+		return x86asm.RDI, true
+	case strings.HasPrefix(name, "_ZNSt10lock_guardISt5mutexEC") || strings.HasPrefix(name, "_ZNSt11unique_lockISt5mutexEC"):
+		return x86asm.RSI, strings.HasSuffix(name, "ERS0_")
+	}
+	return 0, false
+}
+
 func IsWait(name string) bool {
 	if i := strings.IndexByte(name, '@'); i >= 0 {
 		name = name[:i]

@@ -25,6 +25,10 @@ type Hooks struct {
 	// Exits are loop-exit edges, by the start address of the block the
 	// edge leaves.
 	Exits map[uint64][]ExitHook
+	// LockCalls are calls that lock a mutex in functions that signal a
+	// condition variable, with where the mutex is: the runtime learns the
+	// mutex is used with condition variables before the first wait on it.
+	LockCalls map[uint64]Value
 }
 
 // ExitHook is one instrumented loop-exit edge.
@@ -64,6 +68,7 @@ const (
 
 	HookWait  = 1     // the next condition wait is inside a wait loop
 	HookExit  = 2     // a wait loop is left; value: the condition variable
+	HookLock  = 3     // the call locks the mutex in the value, in a signalling function
 	HookDeref = 0x100 // with HookExit: the value is the address of the cv pointer
 )
 
@@ -76,11 +81,22 @@ func (h *Hooks) exits(blk uint64) []ExitHook {
 
 func (h *Hooks) waitCall(addr uint64) bool { return h != nil && h.WaitCalls[addr] }
 
+func (h *Hooks) lockCall(addr uint64) (Value, bool) {
+	if h == nil {
+		return Value{}, false
+	}
+	v, ok := h.LockCalls[addr]
+	return v, ok
+}
+
 // hookCount is the number of hooks block insts carries.
 func (b *builder) hookCount(start uint64, insts []disasm.Inst) int {
 	n := len(b.opt.Hooks.exits(start))
 	for i := range insts {
 		if b.opt.Hooks.waitCall(insts[i].Addr) {
+			n++
+		}
+		if _, ok := b.opt.Hooks.lockCall(insts[i].Addr); ok {
 			n++
 		}
 	}

@@ -346,6 +346,11 @@ func (b *builder) trampoline(p *planned) error {
 				break
 			}
 		}
+		if v, ok := b.opt.Hooks.lockCall(in.Addr); ok {
+			if buf, err = b.hookGlue(buf, in.Addr, HookLock, v); err != nil {
+				break
+			}
+		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
 			if buf, err = b.glue(buf, in, flagsDead(insts[i:])); err != nil {
 				break

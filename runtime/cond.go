@@ -59,8 +59,10 @@ func (c *condState) end() {
 // signaller that wrote those links published the element. Only relations
 // found are added (no fallback to TS_cv).
 //
-// Every region's writes (up to a signal) become write/read relations at
-// its end (DS(d) <- TS_t), as a signal makes them: a notifier that sets
+// The writes (up to a signal) of every region under a mutex used with
+// condition variables (hgrt.h HG_LOCK_CVM), and of every region that
+// waited, become write/read relations at its end (DS(d) <- TS_t), as a
+// signal makes them: a notifier that sets
 // the flag under the mutex and signals after unlocking (the common C++
 // idiom) is then found by a waiter that reads the flag before the signal
 // is sent; and the consumer that unlinks an element writes the queue head
@@ -68,7 +70,10 @@ func (c *condState) end() {
 // producer. runtime/wrappers.c hands such a region to the Go side before
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
-func (d *detector) regionEnd(t *thread) {
+func (d *detector) regionEnd(t *thread, cvMutex bool) {
+	if !cvMutex && !t.cond.waited {
+		t.cond.writes = t.cond.writes[:0]
+	}
 	if d.opts.LSD == "wr" && (t.cond.waited || len(t.cond.writes) > 0) {
 		d.mu.Lock()
 		if t.cond.waited {

@@ -388,6 +388,7 @@ const (
 
 	lockRead = 1 // lock event len bits (hgrt.h HG_LOCK_*)
 	lockWait = 2
+	lockCVM  = 4
 
 	// accessFree marks, in the flags of an access (and of the cell's
 	// previous-access word), the write a free makes; the bit is free

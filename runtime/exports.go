@@ -99,7 +99,7 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, canStack C.int) C
 				if flags&flagLock != 0 {
 					t.cond.begin()
 				} else {
-					d.regionEnd(t)
+					d.regionEnd(t, mode&lockCVM != 0)
 				}
 			}
 			continue

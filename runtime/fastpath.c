@@ -322,8 +322,14 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 		t->wait_mark = 1;
 		return;
 	}
+	if ((kind & 0xff) == HG_HOOK_LOCK) {
+		hg_cvm_note(addr);
+		return;
+	}
 	t->wait_mark = 0;
 	t->waited = t->recording;
+	if (t->recording)
+		hg_cvm_note(t->region_mutex);
 	if (kind & HG_HOOK_DEREF) {
 		/* the pointer is loaded here; the pc field holds an addend */
 		addr = hg_safe_load(addr);

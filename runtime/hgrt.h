@@ -44,10 +44,12 @@ struct hg_header {
 #define HG_ORDERED 2048 /* with HG_SPIN|HG_ATOMIC: an atomic accessor's plain move; not a spin variable */
 #define HG_HOOK_WAIT 1    /* the next condition wait belongs to a wait loop */
 #define HG_HOOK_EXIT 2    /* a wait loop is left; addr: its condition variable, or 0 */
+#define HG_HOOK_LOCK 3    /* addr: a mutex locked in a function that signals (a mutex used with condition variables) */
 #define HG_HOOK_DEREF 0x100 /* with HG_HOOK_EXIT: addr holds the condition variable's address */
 /* Lock events: len bits. */
 #define HG_LOCK_READ 1 /* read mode (rwlock) */
 #define HG_LOCK_WAIT 2 /* the mutex released and re-acquired inside a condition wait */
+#define HG_LOCK_CVM 4  /* with HG_UNLOCK: the mutex is used with condition variables */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -77,6 +79,7 @@ struct hg_thread {
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
+	uint64_t region_mutex; /* the mutex whose lock began the current region */
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */
@@ -114,6 +117,8 @@ void hg_spin_note(uint64_t addr);              /* loops.c: addr is a spin variab
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size);
 void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released */
 extern int hg_spin_used;
+void hg_cvm_note(uint64_t m); /* loops.c: m is a mutex used with a condition variable */
+int hg_cvm_is(uint64_t m);
 uint64_t hg_safe_load(uint64_t addr);          /* 8 bytes at addr, 0 if unreadable */
 uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
 uint64_t hg_link_pc_addr(uint64_t ra); /* the same for an address held as an integer (Go) */

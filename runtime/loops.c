@@ -98,3 +98,43 @@ __attribute__((target("general-regs-only"))) uint64_t hg_safe_load(uint64_t addr
 			 : "rcx", "r11", "memory");
 	return r == (long)sizeof v ? v : 0;
 }
+
+/* Mutexes used with condition variables: passed to a condition wait, or
+ * held when a wait loop is left. A region of such a mutex that wrote
+ * memory is handed to the Go side at its unlock (wrappers.c), so that its
+ * writes become write/read relations before another thread can take the
+ * mutex. The table is small and never shrinks; when it is full, further
+ * mutexes are not recognised (their regions' relations are made later). */
+#define HG_CVM_SLOTS 256
+
+static uint64_t hg_cvm_slots[HG_CVM_SLOTS];
+
+__attribute__((target("general-regs-only"))) void hg_cvm_note(uint64_t m)
+{
+	if (m == 0)
+		return;
+	uint32_t h = hg_spin_hash(m);
+	for (int i = 0; i < HG_CVM_SLOTS; i++) {
+		uint64_t *s = &hg_cvm_slots[(h + i) & (HG_CVM_SLOTS - 1)];
+		uint64_t v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+		if (v == m)
+			return;
+		if (v == 0) {
+			if (__atomic_compare_exchange_n(s, &v, m, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) || v == m)
+				return;
+		}
+	}
+}
+
+int hg_cvm_is(uint64_t m)
+{
+	uint32_t h = hg_spin_hash(m);
+	for (int i = 0; i < HG_CVM_SLOTS; i++) {
+		uint64_t v = __atomic_load_n(&hg_cvm_slots[(h + i) & (HG_CVM_SLOTS - 1)], __ATOMIC_ACQUIRE);
+		if (v == m)
+			return 1;
+		if (v == 0)
+			return 0;
+	}
+	return 0;
+}

@@ -227,8 +227,10 @@ static struct hg_thread *hg_lock_tracked(void *ra)
  * boundary (HG_LOCK_WAIT). */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	if (!(mode & HG_LOCK_WAIT))
+	if (!(mode & HG_LOCK_WAIT)) {
 		t->recording = hg_opts.lsd != 0;
+		t->region_mutex = (uint64_t)(uintptr_t)m;
+	}
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
 }
 
@@ -239,15 +241,18 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
 }
 
-/* hg_region_end ends a lock-protected region. A region that wrote memory
- * or finished a condition wait goes to the Go side before the mutex is
- * released: the next thread to take the mutex may be a waiter that follows
- * the write/read relations this region's writes create (runtime/cond.go),
- * for instance when the signal is sent after the unlock. */
+/* hg_region_end ends a lock-protected region. A region that finished a
+ * condition wait, or wrote memory under a mutex used with condition
+ * variables, goes to the Go side before the mutex is released: the next
+ * thread to take the mutex may be a waiter that follows the write/read
+ * relations this region's writes create (runtime/cond.go), for instance
+ * when the signal is sent after the unlock. Other regions' unlocks travel
+ * in the buffer like the locks. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
 {
-	int flush = t->recording && (t->waited || t->wrote);
-	hg_unlock_event(t, m, 0);
+	int cvm = t->recording && hg_cvm_is((uint64_t)(uintptr_t)m);
+	int flush = t->recording && (t->waited || (t->wrote && cvm));
+	hg_unlock_event(t, m, cvm ? HG_LOCK_CVM : 0);
 	t->waited = t->wrote = 0;
 	if (flush)
 		hg_flush(t);
@@ -354,6 +359,7 @@ static int hg_wait_begin(struct hg_thread *t, pthread_mutex_t *m)
 		return 0;
 	int in_loop = t->wait_mark;
 	t->wait_mark = 0;
+	hg_cvm_note((uint64_t)(uintptr_t)m);
 	hg_unlock_event(t, m, HG_LOCK_WAIT);
 	return in_loop;
 }

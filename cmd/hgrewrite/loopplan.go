@@ -92,7 +92,7 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 			}
 		}
 	}
-	h := &patch.Hooks{WaitCalls: map[uint64]bool{}, Exits: map[uint64][]patch.ExitHook{}}
+	h := &patch.Hooks{WaitCalls: map[uint64]bool{}, Exits: map[uint64][]patch.ExitHook{}, LockCalls: lockCalls(li)}
 	for _, w := range lr.Waits {
 		l := &lr.Loops[w.Loop]
 		var cv patch.Value
@@ -121,6 +121,48 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 		}
 	}
 	return h
+}
+
+// lockCalls finds, in every function that signals a condition variable,
+// the calls that lock a mutex: the runtime is told the mutex is used with
+// condition variables before the first wait on it, so that the regions
+// that set the condition are published at their unlock (runtime/cond.go).
+func lockCalls(li loops.Input) map[uint64]patch.Value {
+	g := li.Graph
+	byStart := map[uint64]string{}
+	for _, f := range g.Funcs {
+		byStart[f.Start] = f.Name
+	}
+	callee := func(in *disasm.Inst) string {
+		switch {
+		case in.Kind == disasm.Call:
+			if n, ok := li.PLT[in.Target]; ok {
+				return n
+			}
+			return byStart[in.Target]
+		case in.Kind == disasm.CallInd && in.Flags&disasm.RIPRel != 0:
+			return li.GOT[in.Target]
+		}
+		return ""
+	}
+	out := map[uint64]patch.Value{}
+	for _, f := range g.Funcs {
+		notifies := false
+		for _, imp := range f.Imports {
+			notifies = notifies || loops.IsNotify(imp)
+		}
+		if !notifies {
+			continue
+		}
+		for _, bi := range f.Blocks {
+			b := &g.Blocks[bi]
+			last := &g.Sections[b.Sec].Insts[b.Last]
+			if reg, ok := loops.LockArg(callee(last)); ok {
+				out[last.Addr] = patch.Value{Kind: patch.RegPlus, Reg: reg}
+			}
+		}
+	}
+	return out
 }
 
 // addressOnly is the address expression of a memory operand.
