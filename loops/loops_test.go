@@ -544,3 +544,35 @@ func containsU64(s []uint64, v uint64) bool {
 	}
 	return false
 }
+
+func TestIsNotifyAndLockArg(t *testing.T) {
+	for _, n := range []string{"pthread_cond_signal", "pthread_cond_broadcast@GLIBC_2.3.2", "cnd_signal",
+		"_ZNSt18condition_variable10notify_oneEv", "_ZNSt18condition_variable10notify_allEv",
+		"_ZNSt3_V222condition_variable_any10notify_allEv"} {
+		if !IsNotify(n) {
+			t.Errorf("IsNotify(%q) = false", n)
+		}
+	}
+	for _, n := range []string{"pthread_cond_wait", "_ZNSt18condition_variableC1Ev", "notify", "pthread_mutex_lock"} {
+		if IsNotify(n) {
+			t.Errorf("IsNotify(%q) = true", n)
+		}
+	}
+	locks := map[string]x86asm.Reg{
+		"pthread_mutex_lock":                  x86asm.RDI,
+		"pthread_mutex_lock@GLIBC_2.2.5":      x86asm.RDI,
+		"_ZNSt5mutex4lockEv":                  x86asm.RDI,
+		"_ZNSt10lock_guardISt5mutexEC2ERS0_":  x86asm.RSI,
+		"_ZNSt11unique_lockISt5mutexEC1ERS0_": x86asm.RSI,
+	}
+	for n, want := range locks {
+		if r, ok := LockArg(n); !ok || r != want {
+			t.Errorf("LockArg(%q) = %v, %v; want %v", n, r, ok, want)
+		}
+	}
+	for _, n := range []string{"pthread_mutex_unlock", "_ZNSt11unique_lockISt5mutexED1Ev", "pthread_cond_wait"} {
+		if _, ok := LockArg(n); ok {
+			t.Errorf("LockArg(%q) = ok", n)
+		}
+	}
+}
