@@ -66,21 +66,15 @@ func hgGoMainThread(bias uint64) int32 {
 }
 
 // hgGoFlush processes a batch of t's events. It returns the number of
-// reports waiting for the thread's stack: when canStack is set, the C side
-// then captures it and calls hgGoStack; otherwise they are printed now.
+// reports waiting for the thread's call stack (hgGoStack).
 //
 //export hgGoFlush
-func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, canStack C.int) C.int {
+func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) C.int {
 	d := det
 	t := d.thread(tid)
 	if t == nil || d.finished.Load() {
 		return 0
 	}
-	defer func() {
-		if canStack == 0 {
-			d.rep.emit(t, nil)
-		}
-	}()
 	for _, e := range unsafe.Slice(ev, int(n)) {
 		info := uint64(e.info)
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint16(info>>48)
@@ -133,10 +127,7 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, canStack C.int) C
 		}
 		d.access(t, addr, size, pc, uint8(flags))
 	}
-	if canStack == 0 {
-		return 0
-	}
-	return C.int(len(t.pending))
+	return C.int(d.rep.pendingCount(t))
 }
 
 // hgGoStack prints t's pending reports with the call stack the C side
@@ -293,6 +284,12 @@ func hgGoFinish() C.int {
 	if d == nil || d.finished.Swap(true) {
 		return 0
 	}
+	d.mu.Lock()
+	threads := append([]*thread(nil), d.threads...)
+	d.mu.Unlock()
+	for _, t := range threads {
+		d.rep.emit(t, nil) // reports still waiting for a stack
+	}
 	return C.int(d.rep.summary())
 }
 
@@ -312,16 +309,16 @@ const freeCheckBytes = 4096
 // block's shadow is reset and the block forgotten.
 //
 //export hgGoFree
-func hgGoFree(tid int32, addr, size, pc uint64) {
+func hgGoFree(tid int32, addr, size, pc uint64) C.int {
 	d := det
 	t := d.thread(tid)
 	if t == nil || d.finished.Load() {
-		return
+		return 0
 	}
 	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), flagWrite|accessFree)
-	d.rep.emit(t, nil)
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)
+	return C.int(d.rep.pendingCount(t))
 }
 
 // heapEvent records an allocation or release for reports; the C side has

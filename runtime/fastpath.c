@@ -122,27 +122,40 @@ struct hg_thread *hg_threads_head(void)
 	return atomic_load_explicit(&hg_list, memory_order_acquire);
 }
 
-/* hg_flush_with hands the buffered events to the Go side. If races were
- * found and can_stack is set, the thread's call stack is captured for the
- * reports: the caller is a wrapper called by the program, whose frames
- * have unwind information (trampolines have none). */
+/* hg_stack_now gives the Go side the call stack for the thread's pending
+ * reports. */
+static void hg_stack_now(struct hg_thread *t)
+{
+	void *pcs[HG_STACK_FRAMES];
+	int k = backtrace(pcs, HG_STACK_FRAMES);
+	uint64_t ras[HG_STACK_FRAMES];
+	for (int i = 0; i < k; i++)
+		ras[i] = (uint64_t)(uintptr_t)pcs[i];
+	t->want_stack = 0;
+	hgGoStack(t->tid, ras, k);
+}
+
+/* hg_flush_with hands the buffered events to the Go side. Reports found
+ * wait for a call stack: can_stack says the caller is a wrapper called by
+ * the program, whose frames have unwind information (trampolines have
+ * none); otherwise the stack is taken at the thread's next wrapper call. */
 static void hg_flush_with(struct hg_thread *t, int can_stack)
 {
-	if (t->n == 0 || t->in_rt || !hg_detect) {
+	if (t->in_rt || !hg_detect) {
 		t->n = 0;
 		return;
 	}
+	if (t->n == 0 && !(can_stack && t->want_stack))
+		return;
 	t->in_rt = 1;
-	uint32_t n = t->n;
-	t->n = 0;
-	if (hgGoFlush(t->tid, t->buf, n, can_stack) > 0) {
-		void *pcs[HG_STACK_FRAMES];
-		int k = backtrace(pcs, HG_STACK_FRAMES);
-		uint64_t ras[HG_STACK_FRAMES];
-		for (int i = 0; i < k; i++)
-			ras[i] = (uint64_t)(uintptr_t)pcs[i];
-		hgGoStack(t->tid, ras, k);
+	if (t->n) {
+		uint32_t n = t->n;
+		t->n = 0;
+		if (hgGoFlush(t->tid, t->buf, n) > 0)
+			t->want_stack = 1;
 	}
+	if (t->want_stack && can_stack)
+		hg_stack_now(t);
 	t->in_rt = 0;
 }
 
@@ -190,42 +203,44 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * Go at that moment, one of the two updates can be lost, which at worst
  * hides that pair of parallel accesses (later accesses still see the cell).
  * The previous-access word used in reports is not updated here. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
+											    uint64_t m, uint32_t write)
+{
+	uint64_t w = SH_EXCL_WRITE << 60 | epoch;
+	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
+		return 1; /* the common case: nothing changes */
+	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> 60;
+	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> 44) & 0xffff) != 0)
+		return 0; /* another thread's, or shared: the Go side decides */
+	/* Exclusive to this thread: move to this segment. The bytes this
+	 * access covers join the touched mask (shadow/split.go). */
+	uint64_t next = (write || vt == w ? w : SH_EXCL_READ << 60 | epoch) | (v & SH_TOUCHED_MASK) | m;
+	return next == v || __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
+/* hg_handled applies the fast path to an access within one granule or to
+ * two whole aligned granules (8-byte accesses); anything else goes to the
+ * Go side. The state is word 0: state (60-63) | tid (44-59) | touched
+ * mask (40-43) | clock, and epoch is tid << 44 | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
-									uint64_t size, uint32_t flags)
+										     uint64_t size, uint32_t flags)
 {
 	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
-	if (!dir || size == 0 || addr + size > SH_MAX_ADDR || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
+	uint32_t off = addr & 3;
+	if (!dir || addr >= SH_MAX_ADDR - 8 || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
 		return 0;
-	uint64_t g0 = addr >> SH_GRANULE_SHIFT, g1 = (addr + size - 1) >> SH_GRANULE_SHIFT;
-	if (g1 - g0 > 7) /* up to a 32-byte vector access */
+	uintptr_t chunk = __atomic_load_n(&dir[addr >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	if (!chunk)
 		return 0;
+	uint64_t *cell = (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 	uint64_t epoch = hg_epochs[t->tid];
-	uint64_t tid = epoch >> 44;
-	uint64_t w = SH_EXCL_WRITE << 60 | epoch, r = SH_EXCL_READ << 60 | epoch;
-	int aligned = ((addr | size) & 3) == 0; /* whole granules */
-	for (uint64_t g = g0; g <= g1; g++) {
-		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-		if (!chunk)
-			return 0;
-		uint64_t *cell = (uint64_t *)(chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
-		uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
-		if (aligned && (v == (w | SH_TOUCHED_MASK) || (v == (r | SH_TOUCHED_MASK) && !(flags & HG_WRITE))))
-			continue; /* the common case: nothing changes */
-		uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> 60;
-		if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || ((vt >> 44) & 0xffff) != tid)
-			return 0;
-		/* The bytes of the granule this access covers join its touched
-		 * mask (shadow/split.go): the granule is this thread's alone. */
-		uint64_t lo = g << SH_GRANULE_SHIFT, a0 = addr > lo ? addr : lo;
-		uint64_t a1 = addr + size < lo + 4 ? addr + size : lo + 4;
-		uint64_t m = ((1ull << (a1 - a0)) - 1) << (a0 - lo) << SH_TOUCHED_SHIFT;
-		uint64_t next = ((flags & HG_WRITE) || vt == w ? w : r) | (v & SH_TOUCHED_MASK) | m;
-		if (next == v)
-			continue; /* nothing changes */
-		if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-			return 0;
-	}
-	return 1;
+	uint32_t write = flags & HG_WRITE;
+	if (off + size <= 4 && size != 0)
+		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write);
+	/* two aligned granules; they are in one chunk (chunks are 4 MiB) */
+	return size == 8 && off == 0 && hg_granule(cell, epoch, SH_TOUCHED_MASK, write) &&
+	       hg_granule(cell + 3, epoch, SH_TOUCHED_MASK, write);
 }
 
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,

@@ -80,6 +80,7 @@ struct hg_thread {
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
+	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (fastpath.c) */
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */

@@ -86,31 +86,44 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 		fmt.Fprintf(&b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&clockMask,
 			t.tid, pt, t.vc.Get(pt))
 	}
+	if r.d.opts.HaltOnError {
+		b.WriteString("==================\n")
+		r.print(b.String())
+		C.hg_halt(C.int(r.d.opts.ExitCode))
+	}
 	// The report is finished by emit, once the thread's stack is known.
 	t.pending = append(t.pending, b.String())
 }
 
+// pendingCount is the number of t's reports waiting for a stack.
+func (r *reporter) pendingCount(t *thread) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(t.pending)
+}
+
 // emit prints t's pending reports. stack holds the return addresses of the
-// thread's call stack at the synchronisation call that handed the
-// accesses over (nil when there is none: the buffer filled up inside
-// instrumented code, whose trampolines have no unwind information).
+// thread's call stack at its first interposed call after the accesses
+// were checked (nil at exit). Reports found when the buffer filled up
+// inside instrumented code wait for that call: trampolines have no unwind
+// information.
 func (r *reporter) emit(t *thread, stack []uint64) {
-	if len(t.pending) == 0 {
+	r.mu.Lock()
+	pending := t.pending
+	t.pending = nil
+	r.mu.Unlock()
+	if len(pending) == 0 {
 		return
 	}
 	frames := r.frames(stack)
-	for _, rep := range t.pending {
+	for _, rep := range pending {
 		var b strings.Builder
 		b.WriteString(rep)
 		if frames != "" {
-			fmt.Fprintf(&b, "  Stack of T%d at its next synchronisation call (the access above was made before it, since the last one):\n%s", t.tid, frames)
+			fmt.Fprintf(&b, "  Stack of T%d at its next synchronisation or library call after the access:\n%s", t.tid, frames)
 		}
 		b.WriteString("==================\n")
 		r.print(b.String())
-	}
-	t.pending = t.pending[:0]
-	if r.d.opts.HaltOnError {
-		C.hg_halt(C.int(r.d.opts.ExitCode))
 	}
 }
 

@@ -227,6 +227,8 @@ static struct hg_thread *hg_lock_tracked(void *ra)
  * boundary (HG_LOCK_WAIT). */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
+	if (t->want_stack)
+		hg_flush(t); /* a report waits for this stack */
 	if (!(mode & HG_LOCK_WAIT)) {
 		t->recording = hg_opts.lsd != 0;
 		t->region_mutex = (uint64_t)(uintptr_t)m;

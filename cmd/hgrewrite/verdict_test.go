@@ -355,7 +355,7 @@ func TestReportStack(t *testing.T) {
 		rewriteOK(t, bin, bin+".hg")
 		out := runProg(t, []string{"HG_OPTIONS=exitcode=0"}, bin+".hg")
 		stderr := string(out.stderr)
-		i := strings.Index(stderr, "at its next synchronisation call")
+		i := strings.Index(stderr, "at its next synchronisation or library call")
 		if i < 0 || !strings.Contains(stderr, "Location is global 'shared_total'") {
 			t.Fatalf("%s: no report with a stack on shared_total:\n%s", opt, clip(out.stderr))
 		}
