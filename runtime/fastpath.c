@@ -56,6 +56,10 @@ static struct hg_thread *_Atomic hg_list;
  * so registering is async-signal-safe. */
 #define HG_ARENA_BYTES (64u << 20)
 #define HG_STACK_FRAMES 32
+/* Thread records sit on cache lines of their own: every access updates its
+ * thread's counter, and a neighbour's record on the same line would
+ * bounce between cores. */
+#define HG_RECORD_BYTES ((sizeof(struct hg_thread) + 127) & ~(size_t)127)
 static char *hg_arena;
 static _Atomic size_t hg_arena_used;
 static struct hg_thread hg_overflow; /* shared, updated atomically, once the arena is full */
@@ -78,8 +82,8 @@ void hg_arena_init(void)
  * all registers on every access. */
 HG_SLOW static struct hg_thread *hg_register(void)
 {
-	size_t off = atomic_fetch_add_explicit(&hg_arena_used, sizeof(struct hg_thread), memory_order_relaxed);
-	if (hg_arena == NULL || off + sizeof(struct hg_thread) > HG_ARENA_BYTES)
+	size_t off = atomic_fetch_add_explicit(&hg_arena_used, HG_RECORD_BYTES, memory_order_relaxed);
+	if (hg_arena == NULL || off + HG_RECORD_BYTES > HG_ARENA_BYTES)
 		return &hg_overflow;
 	struct hg_thread *t = (struct hg_thread *)(hg_arena + off);
 	t->tid = -1;
