@@ -224,8 +224,8 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 }
 
 /* hg_handled applies the fast path to an access within one granule or to
- * two whole aligned granules (8-byte accesses); anything else goes to the
- * Go side. The state is word 0: state (60-63) | tid (44-59) | touched
+ * whole aligned granules (words and vectors up to 32 bytes); anything else
+ * goes to the Go side. The state is word 0: state (60-63) | tid (44-59) | touched
  * mask (40-43) | clock, and epoch is tid << 44 | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags)
@@ -242,9 +242,13 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint32_t write = flags & HG_WRITE;
 	if (off + size <= 4 && size != 0)
 		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write);
-	/* two aligned granules; they are in one chunk (chunks are 4 MiB) */
-	return size == 8 && off == 0 && hg_granule(cell, epoch, SH_TOUCHED_MASK, write) &&
-	       hg_granule(cell + 3, epoch, SH_TOUCHED_MASK, write);
+	/* whole granules (8-byte words, vectors of up to 32 bytes) in one chunk */
+	if (off != 0 || (size & 3) != 0 || size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
+		return 0;
+	for (uint64_t *end = cell + 3 * (size >> 2); cell < end; cell += 3)
+		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write))
+			return 0;
+	return 1;
 }
 
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
