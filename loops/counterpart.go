@@ -5,6 +5,7 @@ import (
 
 	"golang.org/x/arch/x86/x86asm"
 
+	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 )
 
@@ -29,29 +30,18 @@ func CounterpartStores(in Input, vars []uint64, size uint64) []uint64 {
 		}
 		return false
 	}
-	g := in.Graph
 	var out []uint64
-	for bi := range g.Blocks {
-		b := &g.Blocks[bi]
-		if !b.Reached {
-			continue
-		}
-		insts := g.Insts(b)
-		mentions := false
+	blocksMentioning(in.Graph, hit, func(insts []disasm.Inst) {
 		for i := range insts {
-			in := &insts[i]
-			if in.Flags&disasm.RIPRel == 0 || !hit(in.Target) {
-				continue
-			}
-			mentions = true
-			if in.Flags&disasm.HasMem != 0 && in.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write {
-				out = append(out, in.Addr)
+			di := &insts[i]
+			if di.Flags&disasm.RIPRel != 0 && hit(di.Target) && isStore(di) {
+				out = append(out, di.Addr)
 			}
 		}
-		if mentions && in.Decode != nil {
-			out = append(out, blockStores(in, insts, hit)...)
+		if in.Decode != nil {
+			out = append(out, trackedStores(in, insts, func(p ptr) bool { return p.exact && hit(p.base+uint64(p.off)) })...)
 		}
-	}
+	})
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
 	k := 0
 	for i, a := range out {
@@ -182,9 +172,9 @@ func (tk *tracker) step(di *disasm.Inst, x *x86asm.Inst) {
 	}
 }
 
-// blockStores returns the stores of one block through registers that hold
-// a known address that hits.
-func blockStores(in Input, insts []disasm.Inst, hit func(uint64) bool) []uint64 {
+// trackedStores returns the stores of one block through registers whose
+// tracked pointer satisfies want.
+func trackedStores(in Input, insts []disasm.Inst, want func(ptr) bool) []uint64 {
 	tk := newTracker()
 	var out []uint64
 	for i := range insts {
@@ -194,14 +184,37 @@ func blockStores(in Input, insts []disasm.Inst, hit func(uint64) bool) []uint64 
 			tk = newTracker()
 			continue
 		}
-		if di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && di.Flags&disasm.RIPRel == 0 {
-			if p, ok := tk.addr(di); ok && p.exact && hit(p.base+uint64(p.off)) {
+		if isStore(di) && di.Flags&disasm.RIPRel == 0 {
+			if p, ok := tk.addr(di); ok && want(p) {
 				out = append(out, di.Addr)
 			}
 		}
 		tk.step(di, &x)
 	}
 	return out
+}
+
+// isStore: a plain store (not a read-modify-write).
+func isStore(di *disasm.Inst) bool {
+	return di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write
+}
+
+// blocksMentioning calls fn with the instructions of every reached block
+// that has a rip-relative operand whose address satisfies hit.
+func blocksMentioning(g *cfg.Graph, hit func(uint64) bool, fn func([]disasm.Inst)) {
+	for bi := range g.Blocks {
+		b := &g.Blocks[bi]
+		if !b.Reached {
+			continue
+		}
+		insts := g.Insts(b)
+		for i := range insts {
+			if insts[i].Flags&disasm.RIPRel != 0 && hit(insts[i].Target) {
+				fn(insts)
+				break
+			}
+		}
+	}
 }
 
 // SpinObjects returns, for spinning-read condition loads whose address is
@@ -251,40 +264,10 @@ func ObjectStores(in Input, objects []uint64) []uint64 {
 	for _, o := range objects {
 		want[o] = true
 	}
-	g := in.Graph
 	var out []uint64
-	for bi := range g.Blocks {
-		b := &g.Blocks[bi]
-		if !b.Reached {
-			continue
-		}
-		insts := g.Insts(b)
-		mentions := false
-		for i := range insts {
-			if insts[i].Flags&disasm.RIPRel != 0 && want[insts[i].Target] {
-				mentions = true
-				break
-			}
-		}
-		if !mentions {
-			continue
-		}
-		tk := newTracker()
-		for i := range insts {
-			di := &insts[i]
-			x, ok := in.Decode(di.Addr)
-			if !ok {
-				tk = newTracker()
-				continue
-			}
-			if di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && di.Flags&disasm.RIPRel == 0 {
-				if p, ok := tk.addr(di); ok && !p.exact && want[p.base] {
-					out = append(out, di.Addr)
-				}
-			}
-			tk.step(di, &x)
-		}
-	}
+	blocksMentioning(in.Graph, func(a uint64) bool { return want[a] }, func(insts []disasm.Inst) {
+		out = append(out, trackedStores(in, insts, func(p ptr) bool { return !p.exact && want[p.base] })...)
+	})
 	return out
 }
 

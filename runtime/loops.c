@@ -16,36 +16,57 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#define HG_SPIN_SLOTS 256 /* a power of two */
+/* An address set: a small lock-free open-addressing table that never
+ * grows. 0 marks a free slot, 1 a forgotten entry (it keeps probe chains
+ * intact and may be reused). */
+#define HG_SET_SLOTS 256 /* a power of two */
 
-static uint64_t hg_spin_slots[HG_SPIN_SLOTS];
-int hg_spin_used;
+struct hg_addr_set {
+	uint64_t slots[HG_SET_SLOTS];
+};
 
-static inline uint32_t hg_spin_hash(uint64_t a)
+static inline uint32_t hg_set_hash(uint64_t a)
 {
-	return (uint32_t)((a >> 2) * 0x9e3779b97f4a7c15ull >> 56) & (HG_SPIN_SLOTS - 1);
+	return (uint32_t)((a >> 2) * 0x9e3779b97f4a7c15ull >> 56) & (HG_SET_SLOTS - 1);
 }
+
+/* hg_set_add adds a (not 0 or 1); it returns 0 when the set is full. */
+__attribute__((target("general-regs-only"))) static int hg_set_add(struct hg_addr_set *set, uint64_t a)
+{
+	uint32_t h = hg_set_hash(a);
+	for (int i = 0; i < HG_SET_SLOTS; i++) {
+		uint64_t *s = &set->slots[(h + i) & (HG_SET_SLOTS - 1)];
+		uint64_t v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
+		if (v == a)
+			return 1;
+		if ((v == 0 || v == 1) &&
+		    (__atomic_compare_exchange_n(s, &v, a, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) || v == a))
+			return 1;
+	}
+	return 0;
+}
+
+__attribute__((target("general-regs-only"))) static inline int hg_set_has(struct hg_addr_set *set, uint64_t a)
+{
+	uint32_t h = hg_set_hash(a);
+	for (int i = 0; i < HG_SET_SLOTS; i++) {
+		uint64_t v = __atomic_load_n(&set->slots[(h + i) & (HG_SET_SLOTS - 1)], __ATOMIC_ACQUIRE);
+		if (v == a)
+			return 1;
+		if (v == 0)
+			return 0;
+	}
+	return 0;
+}
+
+static struct hg_addr_set hg_spin_vars;
+int hg_spin_used;
 
 __attribute__((target("general-regs-only"))) void hg_spin_note(uint64_t addr)
 {
-	if (addr == 0)
-		return;
-	uint32_t h = hg_spin_hash(addr);
-	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
-		uint64_t *s = &hg_spin_slots[(h + i) & (HG_SPIN_SLOTS - 1)];
-		uint64_t v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
-		if (v == addr)
-			return;
-		if (v == 0 || v == 1) { /* free, or a forgotten entry */
-			if (__atomic_compare_exchange_n(s, &v, addr, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-				__atomic_store_n(&hg_spin_used, 1, __ATOMIC_RELEASE);
-				return;
-			}
-			if (v == addr)
-				return;
-		}
-	}
-	/* full: the variable is handled by its static counterparts only */
+	/* when full, the variable is handled by its static counterparts only */
+	if (addr > 1 && hg_set_add(&hg_spin_vars, addr))
+		__atomic_store_n(&hg_spin_used, 1, __ATOMIC_RELEASE);
 }
 
 /* hg_spin_is tells whether a store to [addr, addr+size) writes a spin
@@ -53,15 +74,7 @@ __attribute__((target("general-regs-only"))) void hg_spin_note(uint64_t addr)
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size)
 {
 	(void)size;
-	uint32_t h = hg_spin_hash(addr);
-	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
-		uint64_t v = __atomic_load_n(&hg_spin_slots[(h + i) & (HG_SPIN_SLOTS - 1)], __ATOMIC_ACQUIRE);
-		if (v == addr)
-			return 1;
-		if (v == 0)
-			return 0;
-	}
-	return 0;
+	return hg_set_has(&hg_spin_vars, addr);
 }
 
 /* hg_spin_forget drops the spin variables inside a released heap block
@@ -70,10 +83,10 @@ __attribute__((target("general-regs-only"))) void hg_spin_forget(uint64_t addr, 
 {
 	if (!__atomic_load_n(&hg_spin_used, __ATOMIC_ACQUIRE))
 		return;
-	for (int i = 0; i < HG_SPIN_SLOTS; i++) {
-		uint64_t v = __atomic_load_n(&hg_spin_slots[i], __ATOMIC_ACQUIRE);
+	for (int i = 0; i < HG_SET_SLOTS; i++) {
+		uint64_t v = __atomic_load_n(&hg_spin_vars.slots[i], __ATOMIC_ACQUIRE);
 		if (v > 1 && v >= addr && v - addr < size)
-			__atomic_compare_exchange_n(&hg_spin_slots[i], &v, 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+			__atomic_compare_exchange_n(&hg_spin_vars.slots[i], &v, 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 	}
 }
 
@@ -105,36 +118,15 @@ __attribute__((target("general-regs-only"))) uint64_t hg_safe_load(uint64_t addr
  * writes become write/read relations before another thread can take the
  * mutex. The table is small and never shrinks; when it is full, further
  * mutexes are not recognised (their regions' relations are made later). */
-#define HG_CVM_SLOTS 256
-
-static uint64_t hg_cvm_slots[HG_CVM_SLOTS];
+static struct hg_addr_set hg_cv_mutexes;
 
 __attribute__((target("general-regs-only"))) void hg_cvm_note(uint64_t m)
 {
-	if (m == 0)
-		return;
-	uint32_t h = hg_spin_hash(m);
-	for (int i = 0; i < HG_CVM_SLOTS; i++) {
-		uint64_t *s = &hg_cvm_slots[(h + i) & (HG_CVM_SLOTS - 1)];
-		uint64_t v = __atomic_load_n(s, __ATOMIC_ACQUIRE);
-		if (v == m)
-			return;
-		if (v == 0) {
-			if (__atomic_compare_exchange_n(s, &v, m, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) || v == m)
-				return;
-		}
-	}
+	if (m > 1)
+		hg_set_add(&hg_cv_mutexes, m);
 }
 
 int hg_cvm_is(uint64_t m)
 {
-	uint32_t h = hg_spin_hash(m);
-	for (int i = 0; i < HG_CVM_SLOTS; i++) {
-		uint64_t v = __atomic_load_n(&hg_cvm_slots[(h + i) & (HG_CVM_SLOTS - 1)], __ATOMIC_ACQUIRE);
-		if (v == m)
-			return 1;
-		if (v == 0)
-			return 0;
-	}
-	return 0;
+	return hg_set_has(&hg_cv_mutexes, m);
 }
