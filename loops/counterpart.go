@@ -18,28 +18,25 @@ import (
 // (%rax)`. The tracking is block-local: register and stack-slot values are
 // forgotten at block boundaries and calls. Read-modify-writes are not
 // returned (they are atomic instructions already). The result is sorted.
-func CounterpartStores(in Input, vars []uint64, size uint64) []uint64 {
+func CounterpartStores(in Input, vars []Var) []uint64 {
 	if len(vars) == 0 {
 		return nil
 	}
-	hit := func(a uint64) bool {
-		for _, v := range vars {
-			if a < v+size && v < a+size {
-				return true
-			}
-		}
-		return false
-	}
+	// mentions: any operand at a variable's address; hit: a store of size
+	// bytes at a overlaps a variable.
+	mentions := func(a uint64) bool { return hitVar(vars, a, 1) }
 	var out []uint64
-	blocksMentioning(in.Graph, hit, func(insts []disasm.Inst) {
+	blocksMentioning(in.Graph, mentions, func(insts []disasm.Inst) {
 		for i := range insts {
 			di := &insts[i]
-			if di.Flags&disasm.RIPRel != 0 && hit(di.Target) && isStore(di) {
+			if di.Flags&disasm.RIPRel != 0 && isStore(di) && hitVar(vars, di.Target, uint64(max(di.Mem.Size, 1))) {
 				out = append(out, di.Addr)
 			}
 		}
 		if in.Decode != nil {
-			out = append(out, trackedStores(in, insts, func(p ptr) bool { return p.exact && hit(p.base+uint64(p.off)) })...)
+			out = append(out, trackedStores(in, insts, func(p ptr, size uint64) bool {
+				return p.exact && hitVar(vars, p.base+uint64(p.off), size)
+			})...)
 		}
 	})
 	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
@@ -172,9 +169,22 @@ func (tk *tracker) step(di *disasm.Inst, x *x86asm.Inst) {
 	}
 }
 
+// Var is a spin variable: its link-time address and size.
+type Var struct{ Addr, Size uint64 }
+
+// hitVar reports whether size bytes at a overlap one of vars.
+func hitVar(vars []Var, a, size uint64) bool {
+	for _, v := range vars {
+		if a < v.Addr+max(v.Size, 1) && v.Addr < a+size {
+			return true
+		}
+	}
+	return false
+}
+
 // trackedStores returns the stores of one block through registers whose
-// tracked pointer satisfies want.
-func trackedStores(in Input, insts []disasm.Inst, want func(ptr) bool) []uint64 {
+// tracked pointer (and the store's size) satisfies want.
+func trackedStores(in Input, insts []disasm.Inst, want func(ptr, uint64) bool) []uint64 {
 	tk := newTracker()
 	var out []uint64
 	for i := range insts {
@@ -185,7 +195,7 @@ func trackedStores(in Input, insts []disasm.Inst, want func(ptr) bool) []uint64 
 			continue
 		}
 		if isStore(di) && di.Flags&disasm.RIPRel == 0 {
-			if p, ok := tk.addr(di); ok && want(p) {
+			if p, ok := tk.addr(di); ok && want(p, uint64(max(di.Mem.Size, 1))) {
 				out = append(out, di.Addr)
 			}
 		}
@@ -266,7 +276,7 @@ func ObjectStores(in Input, objects []uint64) []uint64 {
 	}
 	var out []uint64
 	blocksMentioning(in.Graph, func(a uint64) bool { return want[a] }, func(insts []disasm.Inst) {
-		out = append(out, trackedStores(in, insts, func(p ptr) bool { return !p.exact && want[p.base] })...)
+		out = append(out, trackedStores(in, insts, func(p ptr, _ uint64) bool { return !p.exact && want[p.base] })...)
 	})
 	return out
 }

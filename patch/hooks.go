@@ -89,9 +89,10 @@ func (h *Hooks) lockCall(addr uint64) (Value, bool) {
 	return v, ok
 }
 
-// hookCount is the number of hooks block insts carries.
-func (b *builder) hookCount(start uint64, insts []disasm.Inst) int {
-	n := len(b.opt.Hooks.exits(start))
+// hookCount is the number of hooks block insts (starting at start, ending
+// at end) carries: those the trampoline can place.
+func (b *builder) hookCount(start, end uint64, insts []disasm.Inst) int {
+	n := 0
 	for i := range insts {
 		if b.opt.Hooks.waitCall(insts[i].Addr) {
 			n++
@@ -100,7 +101,32 @@ func (b *builder) hookCount(start uint64, insts []disasm.Inst) int {
 			n++
 		}
 	}
+	exits := b.opt.Hooks.exits(start)
+	if len(exits) == 0 || len(insts) == 0 {
+		return n
+	}
+	last := &insts[len(insts)-1]
+	if _, ok := branchExit(exits, last); ok {
+		n++
+	}
+	if _, ok := fallExit(exits, end); ok && fallsThrough(last.Kind) {
+		n++
+	}
 	return n
+}
+
+// blockHooks reports whether the block at start has hooks of any kind.
+func (b *builder) blockHooks(start uint64, insts []disasm.Inst) bool {
+	if len(b.opt.Hooks.exits(start)) > 0 {
+		return true
+	}
+	for i := range insts {
+		_, lock := b.opt.Hooks.lockCall(insts[i].Addr)
+		if lock || b.opt.Hooks.waitCall(insts[i].Addr) {
+			return true
+		}
+	}
+	return false
 }
 
 // hookGlue appends a hook call: flags and the argument registers saved,

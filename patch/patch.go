@@ -66,6 +66,10 @@ type Result struct {
 	RetStub uint64 // address of a bare `ret`: the slots' value before the runtime fills them
 	Patches []Patch
 	Stats   Stats
+	// FailedHooks are the start addresses of blocks whose loop hooks
+	// could not be placed (too short with no island in reach, not
+	// relocatable, no unwind information).
+	FailedHooks []uint64
 }
 
 // Access flags passed to the runtime in the info word. An atomic access
@@ -133,7 +137,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 				fmt.Fprintf(os.Stderr, "block %#x: %v\n", blk.Start, err)
 			}
 			b.res.Stats.Skipped[skipReloc] += p.sites
-			b.res.Stats.HooksSkipped += p.hooks
+			b.failHooks(blk)
 			continue
 		}
 		if blk.End-p.start >= 5 {
@@ -150,7 +154,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 	for _, p := range short {
 		if !b.island(p, free) {
 			b.res.Stats.Skipped[skipShort] += p.sites
-			b.res.Stats.HooksSkipped += p.hooks
+			b.failHooks(p.block)
 			continue
 		}
 		b.done(p, "jmp8+island")
@@ -167,6 +171,11 @@ type builder struct {
 	t        *templates
 	res      *Result
 	leaCache map[disasm.MemOp][]byte
+}
+
+func (b *builder) failHooks(blk *cfg.Block) {
+	b.res.FailedHooks = append(b.res.FailedHooks, blk.Start)
+	b.res.Stats.HooksSkipped += b.hookCount(blk.Start, blk.End, b.g.Insts(blk))
 }
 
 func (b *builder) done(p *planned, tactic string) {
@@ -203,8 +212,11 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	}
 	if b.g.HasUnwind && !blk.Unwound {
 		p.hooks = 0
+		if b.blockHooks(blk.Start, insts) {
+			b.failHooks(blk)
+		}
 	} else {
-		p.hooks = b.hookCount(blk.Start, insts)
+		p.hooks = b.hookCount(blk.Start, blk.End, insts)
 	}
 	if p.sites == 0 && p.hooks == 0 {
 		return nil, false
@@ -214,7 +226,9 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	}
 	if blk.End-p.start < 2 {
 		b.res.Stats.Skipped[skipShort] += p.sites
-		b.res.Stats.HooksSkipped += p.hooks
+		if p.hooks > 0 {
+			b.failHooks(blk)
+		}
 		return nil, false
 	}
 	return p, true

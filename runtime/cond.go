@@ -22,8 +22,9 @@ import (
 //     back to TS_cv when there is none. Two signaller/waiter pairs sharing
 //     one condition variable (fig. 6.3) then stay unordered.
 //
-// A thread's region starts at a lock and ends at the unlock (the mutex a
-// wait releases and re-acquires does not end it). In it, the thread's reads
+// A thread's region starts at its outermost lock and ends when that mutex
+// is unlocked (locks nested inside, and the mutex a wait releases and
+// re-acquires, do not end it). In it, the thread's reads
 // and writes are recorded; writes stop being recorded at a signal.
 
 // maxRecorded bounds the addresses recorded per region: a loop condition
@@ -49,6 +50,9 @@ func (c *condState) begin() {
 func (c *condState) end() {
 	c.recording, c.writesOn, c.waited = false, false, false
 	c.reads, c.writes = c.reads[:0], c.writes[:0]
+	// A wait loop left through an edge without a hook must not lend its
+	// condition variable to a later loop.
+	c.loopCV, c.loopWait = 0, false
 }
 
 // regionEnd runs at the unlock that ends t's lock-protected region. If a

@@ -389,6 +389,8 @@ const (
 	lockRead = 1 // lock event len bits (hgrt.h HG_LOCK_*)
 	lockWait = 2
 	lockCVM  = 4
+	lockBeg  = 8
+	lockEnd  = 16
 
 	// accessFree marks, in the flags of an access (and of the cell's
 	// previous-access word), the write a free makes; the bit is free

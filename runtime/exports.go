@@ -89,12 +89,11 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) C.int {
 			} else {
 				d.unlock(t, addr)
 			}
-			if mode&lockWait == 0 {
-				if flags&flagLock != 0 {
-					t.cond.begin()
-				} else {
-					d.regionEnd(t, mode&lockCVM != 0)
-				}
+			switch {
+			case flags&flagLock != 0 && mode&lockBeg != 0:
+				t.cond.begin()
+			case flags&flagUnlock != 0 && mode&lockEnd != 0:
+				d.regionEnd(t, mode&lockCVM != 0)
 			}
 			continue
 		}

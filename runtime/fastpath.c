@@ -139,10 +139,24 @@ static void hg_stack_now(struct hg_thread *t)
 	hgGoStack(t->tid, ras, k);
 }
 
-/* hg_flush_with hands the buffered events to the Go side. Reports found
- * wait for a call stack: can_stack says the caller is a wrapper called by
- * the program, whose frames have unwind information (trampolines have
- * none); otherwise the stack is taken at the thread's next wrapper call. */
+/* hg_flush_guarded hands the buffered events to the Go side; the caller
+ * has set t->in_rt, so that accesses of a signal handler that interrupts
+ * it are dropped. Reports found wait for a call stack: can_stack says the
+ * caller is a wrapper called by the program, whose frames have unwind
+ * information (trampolines have none); otherwise the stack is taken at the
+ * thread's next wrapper call. */
+static void hg_flush_guarded(struct hg_thread *t, int can_stack)
+{
+	if (t->n) {
+		uint32_t n = t->n;
+		t->n = 0;
+		if (hgGoFlush(t->tid, t->buf, n) > 0)
+			t->want_stack = 1;
+	}
+	if (t->want_stack && can_stack)
+		hg_stack_now(t);
+}
+
 static void hg_flush_with(struct hg_thread *t, int can_stack)
 {
 	if (t->in_rt || !hg_detect) {
@@ -152,14 +166,7 @@ static void hg_flush_with(struct hg_thread *t, int can_stack)
 	if (t->n == 0 && !(can_stack && t->want_stack))
 		return;
 	t->in_rt = 1;
-	if (t->n) {
-		uint32_t n = t->n;
-		t->n = 0;
-		if (hgGoFlush(t->tid, t->buf, n) > 0)
-			t->want_stack = 1;
-	}
-	if (t->want_stack && can_stack)
-		hg_stack_now(t);
+	hg_flush_guarded(t, can_stack);
 	t->in_rt = 0;
 }
 
@@ -176,13 +183,23 @@ void hg_flush(struct hg_thread *t)
  * C and Go code below assumes the ABI's 16 bytes. */
 HG_SLOW __attribute__((force_align_arg_pointer)) static void hg_flush_saving(struct hg_thread *t)
 {
+	if (t->in_rt || !hg_detect) {
+		t->n = 0;
+		return;
+	}
+	/* in_rt covers the whole span from xsave to xrstor: a signal handler
+	 * flushing in between would overwrite the thread's one save area */
+	t->in_rt = 1;
+	__asm__ volatile("" ::: "memory");
 	void *area = t->xsave;
 	if (hg_xsave_size)
 		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
 	__asm__ volatile("" ::: "memory");
-	hg_flush_with(t, 0);
+	hg_flush_guarded(t, 0);
 	if (hg_xsave_size)
 		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	__asm__ volatile("" ::: "memory");
+	t->in_rt = 0;
 }
 
 __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t *p, uint64_t n, struct hg_thread *t)
@@ -271,10 +288,12 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 		t->wrote = 1;
 	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
 		hg_flush_saving(t);
-	struct hg_event *e = &t->buf[t->n++];
+	struct hg_event *e = &t->buf[t->n];
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
+	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
+	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC))
 		hg_flush_saving(t);
 }
@@ -326,10 +345,16 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 			return;
 		hg_flush(t);
 	}
-	struct hg_event *e = &t->buf[t->n++];
+	if (t->recording && (HG_INFO_FLAGS(info) & HG_WRITE))
+		t->wrote = 1; /* memcpy and friends write too */
+	struct hg_event *e = &t->buf[t->n];
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
+	/* the event is complete before it counts: a signal handler that
+	 * flushes in between must not hand over a stale slot */
+	__asm__ volatile("" ::: "memory");
+	t->n++;
 }
 
 /* hg_hook handles the rewriter's loop hooks (patch/hooks.go). A wait

@@ -50,6 +50,8 @@ struct hg_header {
 #define HG_LOCK_READ 1 /* read mode (rwlock) */
 #define HG_LOCK_WAIT 2 /* the mutex released and re-acquired inside a condition wait */
 #define HG_LOCK_CVM 4  /* with HG_UNLOCK: the mutex is used with condition variables */
+#define HG_LOCK_BEGIN 8 /* with HG_LOCK: the outermost lock, a lock-protected region begins (lsd) */
+#define HG_LOCK_END 16  /* with HG_UNLOCK: the region's own mutex is released, the region ends */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose

@@ -229,33 +229,39 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	if (t->want_stack)
 		hg_flush(t); /* a report waits for this stack */
-	if (!(mode & HG_LOCK_WAIT)) {
-		t->recording = hg_opts.lsd != 0;
+	if (!(mode & HG_LOCK_WAIT) && !t->recording && hg_opts.lsd != 0) {
+		/* the outermost lock: a region begins (nested locks are inside it) */
+		t->recording = 1;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
+		mode |= HG_LOCK_BEGIN;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	if (!(mode & HG_LOCK_WAIT))
-		t->recording = 0;
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
 }
 
-/* hg_region_end ends a lock-protected region. A region that finished a
+/* hg_region_end is every unlock. Releasing the mutex that began the
+ * current lock-protected region ends the region. A region that finished a
  * condition wait, or wrote memory under a mutex used with condition
  * variables, goes to the Go side before the mutex is released: the next
  * thread to take the mutex may be a waiter that follows the write/read
  * relations this region's writes create (runtime/cond.go), for instance
- * when the signal is sent after the unlock. Other regions' unlocks travel
- * in the buffer like the locks. */
+ * when the signal is sent after the unlock. Other unlocks travel in the
+ * buffer like the locks. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
 {
-	int cvm = t->recording && hg_cvm_is((uint64_t)(uintptr_t)m);
-	int flush = t->recording && (t->waited || (t->wrote && cvm));
-	hg_unlock_event(t, m, cvm ? HG_LOCK_CVM : 0);
-	t->waited = t->wrote = 0;
+	if (!t->recording || t->region_mutex != (uint64_t)(uintptr_t)m) {
+		hg_unlock_event(t, m, 0);
+		return;
+	}
+	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
+	int flush = t->waited || (t->wrote && cvm);
+	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0));
+	t->recording = t->waited = t->wrote = 0;
+	t->region_mutex = 0;
 	if (flush)
 		hg_flush(t);
 }

@@ -36,15 +36,31 @@ func findLoops(bin *elfrw.Binary, g *cfg.Graph, opt loops.Options) (*loops.Resul
 // global variables releases (disasm.Spin); every wait call in a wait loop
 // gets a mark and every exit of a wait loop a hook (patch.Hooks).
 func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
+	markSpins(li, lr)
+	return planHooks(li, lr, nil)
+}
+
+// markSpins marks the spinning reads and their counterpart writes.
+func markSpins(li loops.Input, lr *loops.Result) {
 	g := li.Graph
 	type local struct {
 		fn  int
 		mem disasm.MemOp
 	}
-	var globals []uint64
+	var globals []loops.Var
 	locals := map[local]bool{}
 	for _, s := range lr.Spins {
-		globals = append(globals, s.Consts...)
+		// A spin variable's size is its condition load's (the largest,
+		// when the loop has several).
+		var size uint64 = 1
+		for _, a := range s.Loads {
+			if in, ok := g.Inst(a); ok {
+				size = max(size, uint64(in.Mem.Size))
+			}
+		}
+		for _, c := range s.Consts {
+			globals = append(globals, loops.Var{Addr: c, Size: size})
+		}
 		for _, a := range append(append([]uint64(nil), s.Loads...), s.GuardLoads...) {
 			in, ok := g.Inst(a)
 			if !ok || in.Flags&disasm.HasMem == 0 || in.Mem.Access&disasm.Write != 0 {
@@ -57,7 +73,7 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 		}
 	}
 	// Stores to spin variables that are globals, wherever they are.
-	for _, a := range loops.CounterpartStores(li, globals, 4) {
+	for _, a := range loops.CounterpartStores(li, globals) {
 		if in, ok := g.Inst(a); ok {
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
 		}
@@ -77,24 +93,56 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 		}
 	}
 	// A spin variable reached through a register: the stores in the same
-	// function that use the same address expression are taken as its
+	// function that use the same address expression may be its
 	// counterpart writes (a thread that waits on a slot's flag usually
-	// sets it through the same pointer). Other stores are found at run
-	// time, once a spinning load has seen the address (runtime/loops.c).
+	// sets it through the same pointer). The register may hold another
+	// pointer there, so they release and are still checked (Spin without
+	// Atomic). Other stores are found at run time, once a spinning load
+	// has seen the address (runtime/loops.c).
 	for l := range locals {
 		for _, bi := range g.Funcs[l.fn].Blocks {
 			for i := range g.Insts(&g.Blocks[bi]) {
 				in := &g.Insts(&g.Blocks[bi])[i]
 				if in.Flags&disasm.HasMem != 0 && in.Flags&disasm.RIPRel == 0 &&
-					in.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && addressOnly(in.Mem) == l.mem {
-					in.Mem.Access |= disasm.Spin | disasm.Atomic
+					in.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write && addressOnly(in.Mem) == l.mem &&
+					in.Mem.Access&disasm.Atomic == 0 {
+					in.Mem.Access |= disasm.Spin
 				}
 			}
 		}
 	}
+}
+
+// planHooks places the hooks of the wait loops, except those of the loops
+// with a block in failed (hooks that could not be placed there: a loop is
+// hooked whole or not at all, so that a marked wait always meets its
+// exit hook), and the lock-call hooks of signalling functions.
+func planHooks(li loops.Input, lr *loops.Result, failed map[uint64]bool) *patch.Hooks {
+	g := li.Graph
 	h := &patch.Hooks{WaitCalls: map[uint64]bool{}, Exits: map[uint64][]patch.ExitHook{}, LockCalls: lockCalls(li)}
+	for a := range h.LockCalls {
+		if bi := g.BlockAt(a); bi >= 0 && failed[g.Blocks[bi].Start] {
+			delete(h.LockCalls, a)
+		}
+	}
+	type edge struct {
+		from, to uint64
+		branch   bool
+	}
+	placed := map[edge]bool{}
+	add := func(e loops.Exit, v patch.Value) {
+		k := edge{g.Blocks[e.From].Start, e.To, e.Branch}
+		if placed[k] { // nested wait loops share exit edges
+			return
+		}
+		placed[k] = true
+		h.Exits[k.from] = append(h.Exits[k.from], patch.ExitHook{To: e.To, Branch: e.Branch, Value: v})
+	}
 	for _, w := range lr.Waits {
 		l := &lr.Loops[w.Loop]
+		if waitLoopTouches(g, lr, w, failed) {
+			continue
+		}
 		var cv patch.Value
 		for i, c := range w.Waits {
 			h.WaitCalls[c.Addr] = true
@@ -106,8 +154,7 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 			}
 		}
 		for _, e := range l.Exits {
-			start := g.Blocks[e.From].Start
-			h.Exits[start] = append(h.Exits[start], patch.ExitHook{To: e.To, Branch: e.Branch, Value: cv})
+			add(e, cv)
 		}
 		// Before a rotated loop, registers may not hold the loop's values
 		// yet: only a constant condition variable is used there.
@@ -116,11 +163,29 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 			gv = patch.Value{}
 		}
 		for _, e := range w.Guards {
-			start := g.Blocks[e.From].Start
-			h.Exits[start] = append(h.Exits[start], patch.ExitHook{To: e.To, Branch: e.Branch, Value: gv})
+			add(e, gv)
 		}
 	}
 	return h
+}
+
+// waitLoopTouches reports whether wait loop w has a hook in a block of
+// failed: an exit, a guard or a wait call.
+func waitLoopTouches(g *cfg.Graph, lr *loops.Result, w loops.WaitLoop, failed map[uint64]bool) bool {
+	if len(failed) == 0 {
+		return false
+	}
+	for _, e := range append(append([]loops.Exit(nil), lr.Loops[w.Loop].Exits...), w.Guards...) {
+		if failed[g.Blocks[e.From].Start] {
+			return true
+		}
+	}
+	for _, c := range w.Waits {
+		if bi := g.BlockAt(c.Addr); bi >= 0 && failed[g.Blocks[bi].Start] {
+			return true
+		}
+	}
+	return false
 }
 
 // lockCalls finds, in every function that signals a condition variable,

@@ -173,12 +173,12 @@ func isAtomicAccessor(name string) bool {
 func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, error) {
 	g, bad := analyze(bin)
 	var lr *loops.Result
+	var loopInput loops.Input
 	var loopTime time.Duration
 	if lc.enabled {
 		start := time.Now()
-		var li loops.Input
-		lr, li = findLoops(bin, g, lc.opt)
-		opt.Hooks = planLoops(li, lr)
+		lr, loopInput = findLoops(bin, g, lc.opt)
+		opt.Hooks = planLoops(loopInput, lr)
 		loopTime = time.Since(start)
 	}
 	lay, err := bin.PlanLayout()
@@ -186,9 +186,22 @@ func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, e
 		return nil, err
 	}
 	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), PIE: bin.PIE}
-	res, err := patch.Rewrite(g, func(addr, n uint64) []byte { return bin.Bytes(addr, n) }, pl, opt)
+	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
+	res, err := patch.Rewrite(g, code, pl, opt)
 	if err != nil {
 		return nil, err
+	}
+	// Hooks that could not be placed: drop their loops' hooks entirely
+	// and rewrite again (a loop is hooked whole or not at all).
+	failed := map[uint64]bool{}
+	for round := 0; lr != nil && len(res.FailedHooks) > 0 && round < 3; round++ {
+		for _, a := range res.FailedHooks {
+			failed[a] = true
+		}
+		opt.Hooks = planHooks(loopInput, lr, failed)
+		if res, err = patch.Rewrite(g, code, pl, opt); err != nil {
+			return nil, err
+		}
 	}
 	patches := make([]elfrw.CodePatch, len(res.Patches))
 	for i, p := range res.Patches {
