@@ -39,11 +39,12 @@ const (
 type Access uint8
 
 const (
-	Read    Access = 1 << iota // the instruction reads the operand
-	Write                      // the instruction writes the operand
-	Atomic                     // lock-prefixed, or xchg with memory
-	Spin                       // set by the rewriter: a spinning-read-loop condition load or its counterpart write
-	Ordered                    // set by the rewriter: an atomic load (acquire) or store (release) made with a plain move
+	Read       Access = 1 << iota // the instruction reads the operand
+	Write                         // the instruction writes the operand
+	Atomic                        // lock-prefixed, or xchg with memory
+	Spin                          // set by the rewriter: a spinning-read-loop condition load or its counterpart write
+	Ordered                       // set by the rewriter: an atomic load (acquire) or store (release) made with a plain move
+	SpinStatic                    // with Spin: a spin variable at a fixed address, whose stores the rewriter marked
 )
 
 // Flags record properties of an instruction's encoding and operand.

@@ -65,6 +65,10 @@ const (
 	// compiles to a plain move (C++ std::atomic accessors at -O0): acquire
 	// after a load, release before a store, whatever the spin option.
 	InfoOrdered = 2048
+	// InfoSpinStatic, with InfoSpin: a spinning load from a fixed address;
+	// the rewriter marked its stores, so the runtime need not watch every
+	// store for it.
+	InfoSpinStatic = 4096
 
 	HookWait  = 1     // the next condition wait is inside a wait loop
 	HookExit  = 2     // a wait loop is left; value: the condition variable

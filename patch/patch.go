@@ -491,6 +491,9 @@ func accessFlags(a disasm.Access) uint16 {
 	if a&disasm.Ordered != 0 {
 		f |= InfoSpin | InfoOrdered
 	}
+	if a&disasm.SpinStatic != 0 {
+		f |= InfoSpinStatic
+	}
 	return f
 }
 

@@ -414,8 +414,8 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	if (flags & HG_READ) {
 		if (!(flags & HG_POST)) {
 			t->last_atomic = addr;
-			if (!(flags & HG_ORDERED))
-				hg_spin_note(addr);
+			if (!(flags & (HG_ORDERED | HG_SPIN_STATIC)))
+				hg_spin_note(addr); /* every store is watched from now on */
 			return;
 		}
 		addr = t->last_atomic;

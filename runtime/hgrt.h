@@ -42,6 +42,7 @@ struct hg_header {
 #define HG_SPIN 512   /* with HG_ATOMIC: a spinning-read-loop load (acquire after) or its counterpart write (release before) */
 #define HG_HOOK 1024  /* not an access: a loop hook, kind in the size field (patch/hooks.go) */
 #define HG_ORDERED 2048 /* with HG_SPIN|HG_ATOMIC: an atomic accessor's plain move; not a spin variable */
+#define HG_SPIN_STATIC 4096 /* with HG_SPIN: a spin variable at a fixed address, its stores marked statically */
 #define HG_HOOK_WAIT 1    /* the next condition wait belongs to a wait loop */
 #define HG_HOOK_EXIT 2    /* a wait loop is left; addr: its condition variable, or 0 */
 #define HG_HOOK_LOCK 3    /* addr: a mutex locked in a function that signals (a mutex used with condition variables) */

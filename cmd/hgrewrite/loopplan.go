@@ -67,6 +67,9 @@ func markSpins(li loops.Input, lr *loops.Result) {
 				continue // read-modify-writes are atomics already
 			}
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
+			if in.Flags&disasm.RIPRel != 0 {
+				in.Mem.Access |= disasm.SpinStatic // its stores are marked below
+			}
 			if bi := g.BlockAt(a); in.Flags&disasm.RIPRel == 0 && bi >= 0 && g.Blocks[bi].Func >= 0 {
 				locals[local{g.Blocks[bi].Func, addressOnly(in.Mem)}] = true
 			}
