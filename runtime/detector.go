@@ -278,6 +278,9 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 			return
 		}
 		mask := shadow.ByteMask(addr, end, g)
+		if d.unchanged(t, c, a, mask) {
+			continue
+		}
 		var r stepResult
 		d.mem.Lock(g)
 		if !shadow.IsSplit(c) {
@@ -298,6 +301,34 @@ func (d *detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		d.mem.Unlock(g)
 		d.reportStep(t, addr, size, pc, flags, r)
 	}
+}
+
+// unchanged reports, without the stripe lock, whether access a to the
+// bytes mask of cell c would leave the cell as it is: the usual case for
+// data that threads share and keep reading (or writing under the same
+// lock) within one segment. Then neither the lock nor the cell's cache
+// line is written, which is what makes shared data expensive. The cell is
+// read without the lock: if another thread changes it at that moment, this
+// access is judged against the state just before, as the C fast path
+// does. A step that would report a race is never skipped, and neither is
+// one the lazy join rule or a split would change. The previous-access word
+// keeps the last access that changed the cell.
+func (d *detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64) bool {
+	w0 := atomic.LoadUint64(&c[0])
+	if w0>>60 == shadow.StateSplit || (w0&shadow.TouchedMask)>>shadow.TouchedShift&mask != mask {
+		return false
+	}
+	cur := msm.Cell{State: msm.State(w0 >> 60), TS: msm.Epoch(w0 & (1<<60 - 1) &^ shadow.TouchedMask)}
+	w1 := atomic.LoadUint64(&c[1])
+	cur.Locks, cur.Threads = msm.LocksetID(uint32(w1)), msm.ThreadsetID(uint32(w1>>32))
+	if cur.State == msm.New || msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
+		return false
+	}
+	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
+		return true // see step
+	}
+	next, race := msm.Step(d.machine, cur, a, t.env)
+	return !race && next == cur
 }
 
 // splits says whether an access by t to bytes of cell c outside its
