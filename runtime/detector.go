@@ -327,6 +327,11 @@ func (d *detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64)
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		return true // see step
 	}
+	if !msm.HasThreadset(cur.State) {
+		// Exclusive to another thread (the C fast path takes this
+		// thread's own): the access changes the state.
+		return false
+	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	return !race && next == cur
 }
