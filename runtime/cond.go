@@ -1,6 +1,14 @@
 package main
 
+/*
+#include "hgrt.h"
+*/
+import "C"
+
 import (
+	"sync"
+	"unsafe"
+
 	"hgrewrite/shadow"
 )
 
@@ -27,14 +35,14 @@ import (
 // re-acquires, do not end it). In it, the thread's reads
 // and writes are recorded; writes stop being recorded at a signal.
 
-// maxRecorded bounds the addresses recorded per region: a loop condition
-// reads a few variables; a long region keeps its first ones.
-const maxRecorded = 64
-
-// condState is one thread's recording (touched only by the thread itself).
+// condState is one thread's view of its current lock-protected region
+// (touched only by the thread itself). The region's reads and writes are
+// recorded by the C side (hgrt.h rec_r/rec_w, fastpath.c hg_record), so
+// that its accesses keep the fast path; load copies them when a wait,
+// signal or region end needs them (always while the region they describe
+// is the thread's current one: see runtime/wrappers.c).
 type condState struct {
 	recording bool
-	writesOn  bool
 	reads     []uint64
 	writes    []uint64
 	loopCV    uint64 // condition variable of the last marked wait in the current wait loop
@@ -43,16 +51,26 @@ type condState struct {
 }
 
 func (c *condState) begin() {
-	c.recording, c.writesOn = true, true
-	c.reads, c.writes = c.reads[:0], c.writes[:0]
+	c.recording = true
 }
 
 func (c *condState) end() {
-	c.recording, c.writesOn, c.waited = false, false, false
-	c.reads, c.writes = c.reads[:0], c.writes[:0]
+	c.recording, c.waited = false, false
 	// A wait loop left through an edge without a hook must not lend its
 	// condition variable to a later loop.
 	c.loopCV, c.loopWait = 0, false
+}
+
+// load copies the thread's recorded reads and writes from its C record
+// (read directly: a call into C from here would cost a system-call
+// transition of the Go scheduler).
+func (c *condState) load(r *C.struct_hg_thread) {
+	if r == nil {
+		c.reads, c.writes = c.reads[:0], c.writes[:0]
+		return
+	}
+	c.reads = append(c.reads[:0], unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), int(r.nrec_r))...)
+	c.writes = append(c.writes[:0], unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), int(r.nrec_w))...)
 }
 
 // regionEnd runs at the unlock that ends t's lock-protected region. If a
@@ -75,78 +93,34 @@ func (c *condState) end() {
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
 func (d *detector) regionEnd(t *thread, cvMutex bool) {
-	if !cvMutex && !t.cond.waited {
-		t.cond.writes = t.cond.writes[:0]
+	if !cvMutex && !t.cond.waited || d.opts.LSD != "wr" {
+		t.cond.end() // nothing to publish (and the record may be a later region's)
+		return
 	}
-	if d.opts.LSD == "wr" && (t.cond.waited || len(t.cond.writes) > 0) {
-		d.mu.Lock()
+	t.cond.load(t.rec)
+	if t.cond.waited || len(t.cond.writes) > 0 {
 		if t.cond.waited {
-			for _, r := range t.cond.reads {
-				if seg := d.wrSeg[r]; seg != nil {
-					t.vc.Join(seg)
-				}
-			}
+			d.wrSeg.joinInto(t.vc, t.cond.reads)
 		}
 		if len(t.cond.writes) > 0 {
-			if len(d.wrSeg) > maxWRSegs {
-				d.wrSeg = wrSegs{} // bounded memory: older relations fall back to TS_cv
-			}
-			seg := t.vc.Copy()
-			for _, w := range t.cond.writes {
-				d.wrSeg[w] = seg
-			}
+			d.wrSeg.put(t.cond.writes, t.vc.Copy())
 		}
-		d.mu.Unlock()
 		d.tick(t)
 	}
 	t.cond.end()
-}
-
-// maxWRSegs bounds DS. Every lock-protected region's writes enter it, so
-// a program that writes many locked variables would otherwise grow it
-// without end.
-const maxWRSegs = 1 << 16
-
-func note(set []uint64, addr uint64) []uint64 {
-	for _, a := range set {
-		if a == addr {
-			return set
-		}
-	}
-	if len(set) < maxRecorded {
-		set = append(set, addr)
-	}
-	return set
-}
-
-// record notes an access made inside a lock-protected region.
-func (c *condState) record(addr uint64, write bool) {
-	if !c.recording {
-		return
-	}
-	if write {
-		if c.writesOn {
-			c.writes = note(c.writes, addr)
-		}
-		return
-	}
-	c.reads = note(c.reads, addr)
 }
 
 // signal is HANDLE_SIGNAL: the variables t wrote in its region map to
 // t's current segment (DS(d) <- TS_t), TS_cv joins TS_t, and t starts a new
 // segment.
 func (d *detector) signal(t *thread, cv uint64) {
-	if d.opts.LSD == "wr" && len(t.cond.writes) > 0 {
-		seg := t.vc.Copy()
-		d.mu.Lock()
-		for _, w := range t.cond.writes {
-			d.wrSeg[w] = seg
-		}
-		d.mu.Unlock()
+	if d.opts.LSD == "wr" {
+		t.cond.load(t.rec)
 	}
-	t.cond.writes = t.cond.writes[:0]
-	t.cond.writesOn = false
+	if d.opts.LSD == "wr" && len(t.cond.writes) > 0 {
+		d.wrSeg.put(t.cond.writes, t.vc.Copy())
+	}
+	t.cond.writes = t.cond.writes[:0] // the C side stops recording writes too
 	d.release(t, cv)
 }
 
@@ -181,25 +155,70 @@ func (d *detector) loopExit(t *thread, static uint64) {
 // none) acquire TS_cv. cv 0 (unknown) leaves only the write/read relation.
 func (d *detector) handleWait(t *thread, cv uint64) {
 	found := false
-	d.mu.Lock()
 	if d.opts.LSD == "wr" {
-		for _, r := range t.cond.reads {
-			if seg := d.wrSeg[r]; seg != nil {
-				t.vc.Join(seg)
-				found = true
-			}
-		}
+		t.cond.load(t.rec)
+		found = d.wrSeg.joinInto(t.vc, t.cond.reads)
 	}
 	if !found && cv != 0 {
+		d.mu.Lock()
 		if vc := d.syncVC[cv]; vc != nil {
 			t.vc.Join(vc)
 		}
+		d.mu.Unlock()
 	}
-	d.mu.Unlock()
 	t.cond.waited = t.cond.recording
 	d.tick(t)
 }
 
 // wrSegs is DS: variable -> segment (vector clock) of the last signaller
-// that wrote it in its lock-protected region before signalling.
-type wrSegs map[uint64]*shadow.VC
+// that wrote it in its lock-protected region before signalling (or of the
+// last region that published its writes). The segments are snapshots,
+// never changed once stored. The map is sharded by address: signals and
+// waits of unrelated threads do not wait for one another.
+type wrSegs struct {
+	shards [64]wrShard
+}
+
+type wrShard struct {
+	mu sync.Mutex
+	m  map[uint64]*shadow.VC
+	_  [40]byte // one cache line per shard
+}
+
+// maxWRSegs bounds DS. Every published region's writes enter it, so a
+// program that writes many locked variables would otherwise grow it
+// without end; a full shard starts again (older relations then fall back
+// to TS_cv).
+const maxWRSegs = 1 << 16
+
+func (w *wrSegs) shard(a uint64) *wrShard { return &w.shards[a>>3%uint64(len(w.shards))] }
+
+// put maps every address of addrs to seg.
+func (w *wrSegs) put(addrs []uint64, seg *shadow.VC) {
+	for _, a := range addrs {
+		sh := w.shard(a)
+		sh.mu.Lock()
+		if sh.m == nil || len(sh.m) > maxWRSegs/len(w.shards) {
+			sh.m = map[uint64]*shadow.VC{}
+		}
+		sh.m[a] = seg
+		sh.mu.Unlock()
+	}
+}
+
+// joinInto joins into vc the segments of the addresses that have one and
+// reports whether there was any.
+func (w *wrSegs) joinInto(vc *shadow.VC, addrs []uint64) bool {
+	found := false
+	for _, a := range addrs {
+		sh := w.shard(a)
+		sh.mu.Lock()
+		seg := sh.m[a]
+		sh.mu.Unlock()
+		if seg != nil {
+			vc.Join(seg)
+			found = true
+		}
+	}
+	return found
+}

@@ -1,5 +1,10 @@
 package main
 
+/*
+#include "hgrt.h"
+*/
+import "C"
+
 import (
 	"sync"
 	"sync/atomic"
@@ -28,7 +33,7 @@ type detector struct {
 	handles  map[uint64]int32      // pthread_t -> tid
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
-	wrSeg    wrSegs // DS of the write/read relation (cond.go)
+	wrSeg    *wrSegs // DS of the write/read relation (cond.go)
 	rep      reporter
 	heap     heapBlocks
 
@@ -48,10 +53,11 @@ type thread struct {
 	parent    int32
 	createPC  uint64 // link-time pc of the pthread_create call, 0 if unknown
 	exitVC    *shadow.VC
-	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
-	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
-	cond      condState      // lock-protected region recording (cond.go)
-	pending   []string       // reports waiting for the thread's stack (reporter.emit)
+	depth     map[uint64]int      // lock -> times held (recursive mutexes, read locks taken twice)
+	env       msm.Env             // env{d, t}, made once: an interface value per access would allocate
+	cond      condState           // lock-protected region recording (cond.go)
+	pending   []string            // reports waiting for the thread's stack (reporter.emit)
+	rec       *C.struct_hg_thread // the thread's C record, set at every flush (cond.go reads its recording)
 }
 
 var det *detector
@@ -63,7 +69,7 @@ func newDetector(o hgopts.Options, bias uint64) (*detector, error) {
 	}
 	d := &detector{opts: o, bias: bias, mem: mem, locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
 		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
-		wrSeg: wrSegs{}}
+		wrSeg: new(wrSegs)}
 	if o.MSM == "long" {
 		d.machine = msm.Long
 	}
@@ -421,6 +427,11 @@ const (
 	flagResetDone = 256
 	flagSpin      = 512
 	flagHook      = 1024
+	flagSignal    = 8192  // hgrt.h HG_SIGNAL
+	flagWaitDone  = 16384 // hgrt.h HG_WAITDONE, len: waitInLoop | waitWoke
+
+	waitInLoop = 1
+	waitWoke   = 2
 
 	lockRead = 1 // lock event len bits (hgrt.h HG_LOCK_*)
 	lockWait = 2

@@ -65,16 +65,18 @@ func hgGoMainThread(bias uint64) int32 {
 	return d.newThread(nil, 0).tid
 }
 
-// hgGoFlush processes a batch of t's events. It returns the number of
+// hgGoFlush processes a batch of t's events; rec is the thread's C record
+// (its region recording is read from there). It returns the number of
 // reports waiting for the thread's call stack (hgGoStack).
 //
 //export hgGoFlush
-func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) C.int {
+func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_thread) C.int {
 	d := det
 	t := d.thread(tid)
 	if t == nil || d.finished.Load() {
 		return 0
 	}
+	t.rec = rec
 	for _, e := range unsafe.Slice(ev, int(n)) {
 		info := uint64(e.info)
 		pc, size, flags := uint32(info), (info>>32)&0xffff, uint16(info>>48)
@@ -97,9 +99,16 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) C.int {
 			}
 			continue
 		}
-		if flags&flagHook != 0 {
+		if flags&(flagHook|flagSignal|flagWaitDone) != 0 {
 			if d.opts.Lib {
-				d.loopExit(t, addr)
+				switch {
+				case flags&flagHook != 0:
+					d.loopExit(t, addr)
+				case flags&flagSignal != 0:
+					d.signal(t, addr)
+				default:
+					d.waitDone(t, addr, e.len&waitInLoop != 0, e.len&waitWoke != 0)
+				}
 			}
 			continue
 		}
@@ -120,9 +129,6 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t) C.int {
 		}
 		if e.len != 0 {
 			size = uint64(e.len)
-		}
-		if t.cond.recording {
-			t.cond.record(addr, flags&flagWrite != 0)
 		}
 		d.access(t, addr, size, pc, uint8(flags))
 	}
@@ -239,22 +245,6 @@ func hgGoBarrierLeave(tid int32, addr, gen uint64) {
 	d := det
 	if t := d.thread(tid); t != nil && d.opts.Lib {
 		d.barrierLeave(t, addr, gen)
-	}
-}
-
-//export hgGoSignal
-func hgGoSignal(tid int32, cv uint64) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.signal(t, cv)
-	}
-}
-
-//export hgGoWaitDone
-func hgGoWaitDone(tid int32, cv uint64, inLoop, woke bool) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.waitDone(t, cv, inLoop, woke)
 	}
 }
 

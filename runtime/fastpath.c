@@ -150,7 +150,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 	if (t->n) {
 		uint32_t n = t->n;
 		t->n = 0;
-		if (hgGoFlush(t->tid, t->buf, n) > 0)
+		if (hgGoFlush(t->tid, t->buf, n, t) > 0)
 			t->want_stack = 1;
 	}
 	if (t->want_stack && can_stack)
@@ -280,12 +280,10 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 			/* the counterpart write of a spin variable reached through a
 			 * pointer (loops.c): a release, not an access */
 			info |= (uint64_t)(HG_ATOMIC | HG_SPIN) << 48;
-		} else if (!t->recording && t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
+		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
 			return;
 		}
 	}
-	if (t->recording && (flags & HG_WRITE))
-		t->wrote = 1;
 	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
 		hg_flush_saving(t);
 	struct hg_event *e = &t->buf[t->n];
@@ -345,8 +343,8 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 			return;
 		hg_flush(t);
 	}
-	if (t->recording && (HG_INFO_FLAGS(info) & HG_WRITE))
-		t->wrote = 1; /* memcpy and friends write too */
+	if (t->recording && (HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE)) && !(HG_INFO_FLAGS(info) & (HG_LOCK | HG_UNLOCK)))
+		hg_record(t, addr, HG_INFO_FLAGS(info)); /* memcpy and friends */
 	struct hg_event *e = &t->buf[t->n];
 	e->addr = addr;
 	e->info = info;
@@ -425,6 +423,30 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	hg_push(t, addr, info, 0);
 }
 
+/* hg_record notes an access made inside a lock-protected region (hgrt.h
+ * rec_r/rec_w): the first HG_REC distinct addresses of each kind. */
+__attribute__((no_caller_saved_registers, target("general-regs-only"), noinline)) void
+hg_record(struct hg_thread *t, uint64_t addr, uint32_t flags)
+{
+	if (flags & HG_WRITE) {
+		t->wrote = 1;
+		if (t->rec_writes_on) {
+			int i = 0;
+			while (i < t->nrec_w && t->rec_w[i] != addr)
+				i++;
+			if (i == t->nrec_w && i < HG_REC)
+				t->rec_w[t->nrec_w++] = addr;
+		}
+	}
+	if (flags & HG_READ) {
+		int i = 0;
+		while (i < t->nrec_r && t->rec_r[i] != addr)
+			i++;
+		if (i == t->nrec_r && i < HG_REC)
+			t->rec_r[t->nrec_r++] = addr;
+	}
+}
+
 /* hg_access_slow is everything but the common case: hooks, spinning-read
  * accesses, atomics, accesses the fast path cannot settle, the first
  * access of a thread. counted: hg_access counted the access already. */
@@ -446,8 +468,11 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 		else
 			t->last_atomic = addr;
 	}
-	if (!counted && !(HG_INFO_FLAGS(info) & HG_POST))
+	if (!counted && !(HG_INFO_FLAGS(info) & HG_POST)) {
 		hg_add(&t->accesses, 1, t);
+		if (t->recording && !(HG_INFO_FLAGS(info) & HG_ATOMIC))
+			hg_record(t, addr, HG_INFO_FLAGS(info));
+	}
 	hg_push(t, addr, info, 0);
 }
 
@@ -460,10 +485,12 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info)
 	struct hg_thread *t = hg_self;
 	uint32_t flags = HG_INFO_FLAGS(info);
 	/* hg_overflow has in_rt set and never gets here */
-	if (__builtin_expect(t != NULL && !(flags & (HG_HOOK | HG_SPIN | HG_ATOMIC)) && !t->in_rt && !t->recording &&
+	if (__builtin_expect(t != NULL && !(flags & (HG_HOOK | HG_SPIN | HG_ATOMIC)) && !t->in_rt &&
 				     !(hg_spin_used && (flags & HG_WRITE)),
 			     1)) {
 		t->accesses++;
+		if (__builtin_expect(t->recording, 0))
+			hg_record(t, addr, flags);
 		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags))
 			return;
 		hg_access_slow(addr, info, 1);
@@ -480,6 +507,8 @@ HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)
 	uint64_t len = count * HG_INFO_SIZE(info);
 	hg_add(&t->ranges, 1, t);
 	hg_add(&t->bytes, len, t);
+	if (len && t->recording)
+		hg_record(t, addr, HG_INFO_FLAGS(info));
 	if (len)
 		hg_push(t, addr, info, len);
 }

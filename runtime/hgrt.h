@@ -43,6 +43,10 @@ struct hg_header {
 #define HG_HOOK 1024  /* not an access: a loop hook, kind in the size field (patch/hooks.go) */
 #define HG_ORDERED 2048 /* with HG_SPIN|HG_ATOMIC: an atomic accessor's plain move; not a spin variable */
 #define HG_SPIN_STATIC 4096 /* with HG_SPIN: a spin variable at a fixed address, its stores marked statically */
+#define HG_SIGNAL 8192    /* not an access: pthread_cond_signal/broadcast on addr */
+#define HG_WAITDONE 16384 /* not an access: a condition wait on addr returned; len: HG_WAIT_* */
+#define HG_WAIT_IN_LOOP 1 /* the wait was marked as inside a wait loop */
+#define HG_WAIT_WOKE 2    /* it returned 0 (not a timeout) */
 #define HG_HOOK_WAIT 1    /* the next condition wait belongs to a wait loop */
 #define HG_HOOK_EXIT 2    /* a wait loop is left; addr: its condition variable, or 0 */
 #define HG_HOOK_LOCK 3    /* addr: a mutex locked in a function that signals (a mutex used with condition variables) */
@@ -64,6 +68,7 @@ struct hg_event {
 };
 
 #define HG_EVENTS 1024
+#define HG_REC 32 /* addresses recorded per lock-protected region, each of reads and writes */
 
 /* Per-thread record. The counters live in an arena and are never freed, so
  * totals survive thread exit; the event buffer is mapped per thread. */
@@ -84,6 +89,12 @@ struct hg_thread {
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (fastpath.c) */
+	/* The current lock-protected region's reads and writes (lsd, the
+	 * write/read relation of runtime/cond.go), recorded here so that its
+	 * accesses can still take the fast path; writes stop at a signal. */
+	uint8_t nrec_r, nrec_w, rec_writes_on;
+	uint64_t rec_r[HG_REC];
+	uint64_t rec_w[HG_REC];
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */
@@ -117,6 +128,8 @@ void hg_flush(struct hg_thread *t);
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
 void hg_reset_cells(uint64_t addr, uint64_t size);
 void hg_spin_note(uint64_t addr);              /* loops.c: addr is a spin variable */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
+												   uint32_t flags); /* fastpath.c */
 /* is a write to [addr, addr+size) a counterpart write? (called on the fast path: saves what it uses) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size);
 void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released */

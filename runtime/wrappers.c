@@ -63,14 +63,19 @@ static int hg_from_runtime(void *ra)
 
 /* hg_active returns the calling thread's record when the call must be
  * tracked: detection on, called by the program, not from inside the runtime. */
-static struct hg_thread *hg_active(void *ra)
+static struct hg_thread *hg_tracked(void *ra)
 {
 	if (!hg_detect || hg_from_runtime(ra))
 		return NULL;
 	struct hg_thread *t = hg_current();
-	if (t->in_rt || t->tid < 0)
-		return NULL;
-	hg_flush(t);
+	return t->in_rt || t->tid < 0 ? NULL : t;
+}
+
+static struct hg_thread *hg_active(void *ra)
+{
+	struct hg_thread *t = hg_tracked(ra);
+	if (t)
+		hg_flush(t);
 	return t;
 }
 
@@ -233,6 +238,8 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
+		t->nrec_r = t->nrec_w = 0;
+		t->rec_writes_on = 1;
 		mode |= HG_LOCK_BEGIN;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
@@ -244,9 +251,10 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 }
 
 /* hg_region_end is every unlock. Releasing the mutex that began the
- * current lock-protected region ends the region. A region that finished a
- * condition wait, or wrote memory under a mutex used with condition
- * variables, goes to the Go side before the mutex is released: the next
+ * current lock-protected region ends the region. A region with recorded
+ * writes (made since its lock or its last signal) that finished a
+ * condition wait or holds a mutex used with condition variables goes to
+ * the Go side before the mutex is released: the next
  * thread to take the mutex may be a waiter that follows the write/read
  * relations this region's writes create (runtime/cond.go), for instance
  * when the signal is sent after the unlock. Other unlocks travel in the
@@ -258,7 +266,8 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 		return;
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
-	int flush = t->waited || (t->wrote && cvm);
+	/* only recorded writes are published (a signal took the earlier ones) */
+	int flush = t->nrec_w > 0 && (t->waited || cvm);
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0));
 	t->recording = t->waited = t->wrote = 0;
 	t->region_mutex = 0;
@@ -339,23 +348,29 @@ DEFINE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
 DEFINE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
 DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
 
+/* hg_signal travels as an event with the thread's buffered accesses: one
+ * call into Go for both. */
 static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 {
-	if (t)
-		GO(t, hgGoSignal(t->tid, (GoUint64)(uintptr_t)c));
+	if (!t)
+		return;
+	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_SIGNAL << 48, 0, 1);
+	hg_flush(t);
+	t->nrec_w = 0; /* the signal took the region's writes; later ones are not its */
+	t->rec_writes_on = 0;
 }
 
 int pthread_cond_signal(pthread_cond_t *c)
 {
 	resolve_pthread_cond_signal();
-	hg_signal(hg_active(RA), c);
+	hg_signal(hg_tracked(RA), c);
 	return REAL(pthread_cond_signal)(c);
 }
 
 int pthread_cond_broadcast(pthread_cond_t *c)
 {
 	resolve_pthread_cond_broadcast();
-	hg_signal(hg_active(RA), c);
+	hg_signal(hg_tracked(RA), c);
 	return REAL(pthread_cond_broadcast)(c);
 }
 
@@ -377,9 +392,10 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 	if (!t)
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
-	hg_flush(t);
 	t->waited = t->recording;
-	GO(t, hgGoWaitDone(t->tid, (GoUint64)(uintptr_t)c, in_loop, r == 0));
+	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_WAITDONE << 48,
+		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
+	hg_flush(t);
 }
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
