@@ -249,9 +249,12 @@ func (e env) AddThread(s msm.ThreadsetID, t msm.ThreadID) msm.ThreadsetID {
 //	word 0: state (bits 60-63) | TS_d epoch (bits 0-59)
 //	word 1: C_d lockset id (low 32) | S_d threadset id (high 32)
 //	word 2: previous access: pc (low 32) | tid (16) | flags (8) | size (8)
-func loadCell(c *[3]uint64) msm.Cell {
-	return msm.Cell{State: msm.State(c[0] >> 60), TS: msm.Epoch(c[0] & (1<<60 - 1) &^ shadow.TouchedMask),
-		Locks: msm.LocksetID(uint32(c[1])), Threads: msm.ThreadsetID(uint32(c[1] >> 32))}
+func loadCell(c *[3]uint64) msm.Cell { return cellOf(c[0], c[1]) }
+
+// cellOf decodes words 0 and 1 of a cell.
+func cellOf(w0, w1 uint64) msm.Cell {
+	return msm.Cell{State: msm.State(w0 >> 60), TS: msm.Epoch(w0 & (1<<60 - 1) &^ shadow.TouchedMask),
+		Locks: msm.LocksetID(uint32(w1)), Threads: msm.ThreadsetID(uint32(w1 >> 32))}
 }
 
 // storeCell writes m into c with the touched mask touched (in place).
@@ -324,9 +327,7 @@ func (d *detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64)
 	if w0>>60 == shadow.StateSplit || (w0&shadow.TouchedMask)>>shadow.TouchedShift&mask != mask {
 		return false
 	}
-	cur := msm.Cell{State: msm.State(w0 >> 60), TS: msm.Epoch(w0 & (1<<60 - 1) &^ shadow.TouchedMask)}
-	w1 := atomic.LoadUint64(&c[1])
-	cur.Locks, cur.Threads = msm.LocksetID(uint32(w1)), msm.ThreadsetID(uint32(w1>>32))
+	cur := cellOf(w0, atomic.LoadUint64(&c[1]))
 	if cur.State == msm.New || msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
 		return false
 	}

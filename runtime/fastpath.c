@@ -343,7 +343,7 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 			return;
 		hg_flush(t);
 	}
-	if (t->recording && (HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE)) && !(HG_INFO_FLAGS(info) & (HG_LOCK | HG_UNLOCK)))
+	if (t->recording && (HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE)))
 		hg_record(t, addr, HG_INFO_FLAGS(info)); /* memcpy and friends */
 	struct hg_event *e = &t->buf[t->n];
 	e->addr = addr;

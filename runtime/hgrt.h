@@ -81,7 +81,7 @@ struct hg_thread {
 	int32_t in_rt;      /* inside the runtime: accesses from signal handlers are dropped */
 	uint32_t n;         /* buffered events */
 	uint8_t wait_mark;  /* a wait-loop hook marked the next condition wait */
-	uint8_t recording;  /* inside a lock-protected region (lsd): accesses go to the Go side */
+	uint8_t recording;  /* inside a lock-protected region (lsd): accesses are recorded (hg_record) */
 	uint8_t waited;     /* a condition wait or wait-loop exit in this region: flush at its unlock */
 	uint8_t wrote;      /* the region wrote memory: flush at its unlock (write/read relations) */
 	struct hg_event *buf;

@@ -30,21 +30,29 @@
 
 static uintptr_t hg_lib_lo, hg_lib_hi;
 
+/* hg_load_span gives the address range an object's loadable segments
+ * span, counting only segments with all of the permission flags need. */
+static void hg_load_span(struct dl_phdr_info *info, uint32_t need, uintptr_t *lo, uintptr_t *hi)
+{
+	*lo = UINTPTR_MAX, *hi = 0;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_LOAD || (p->p_flags & need) != need)
+			continue;
+		uintptr_t a = info->dlpi_addr + p->p_vaddr;
+		if (a < *lo)
+			*lo = a;
+		if (a + p->p_memsz > *hi)
+			*hi = a + p->p_memsz;
+	}
+}
+
 static int hg_lib_range(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	uintptr_t self = (uintptr_t)data;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + p->p_memsz > hi)
-			hi = a + p->p_memsz;
-	}
+	uintptr_t lo, hi;
+	hg_load_span(info, 0, &lo, &hi);
 	if (self >= lo && self < hi) {
 		hg_lib_lo = lo;
 		__atomic_store_n(&hg_lib_hi, hi, __ATOMIC_RELEASE);
@@ -61,16 +69,15 @@ static int hg_from_runtime(void *ra)
 	return a >= hg_lib_lo && a < hg_lib_hi;
 }
 
-/* hg_active returns the calling thread's record when the call must be
- * tracked: detection on, called by the program, not from inside the runtime. */
+/* hg_tracked returns the calling thread's record when the call must be
+ * tracked: called by the program, and the thread may buffer events. */
 static struct hg_thread *hg_tracked(void *ra)
 {
-	if (!hg_detect || hg_from_runtime(ra))
-		return NULL;
-	struct hg_thread *t = hg_current();
-	return t->in_rt || t->tid < 0 ? NULL : t;
+	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
 }
 
+/* hg_active is hg_tracked for synchronisation calls: the thread's
+ * buffered accesses go to the Go side first. */
 static struct hg_thread *hg_active(void *ra)
 {
 	struct hg_thread *t = hg_tracked(ra);
@@ -87,17 +94,8 @@ static int hg_main_range(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
 	(void)data;
-	uintptr_t lo = UINTPTR_MAX, hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD || !(p->p_flags & PF_X))
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < lo)
-			lo = a;
-		if (a + p->p_memsz > hi)
-			hi = a + p->p_memsz;
-	}
+	uintptr_t lo, hi;
+	hg_load_span(info, PF_X, &lo, &hi);
 	hg_main_lo = lo;
 	hg_main_bias = info->dlpi_addr;
 	__atomic_store_n(&hg_main_hi, hi, __ATOMIC_RELEASE);
@@ -220,14 +218,9 @@ void pthread_exit(void *ret)
  * need no flush: they travel in the event buffer and change the thread's
  * locksets exactly between the accesses they separate. */
 
-static struct hg_thread *hg_lock_tracked(void *ra)
-{
-	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
-}
-
 /* Lock events also start and stop the recording of a lock-protected
  * region's accesses for the condition-variable handling (lsd, ch. 6.4):
- * while recording, the fast path hands every access to the Go side. The
+ * while recording, the fast path notes each access (fastpath.c hg_record). The
  * mutex a condition wait releases and re-acquires is not a region
  * boundary (HG_LOCK_WAIT). */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
@@ -280,7 +273,7 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	int name(type *m)                               \
 	{                                               \
 		resolve_##name();                       \
-		struct hg_thread *t = hg_lock_tracked(RA); \
+		struct hg_thread *t = hg_tracked(RA); \
 		int r = REAL(name)(m);                  \
 		if (t && r == 0)                        \
 			hg_lock_event(t, m, mode);      \
@@ -292,7 +285,7 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	int name(type *m)                               \
 	{                                               \
 		resolve_##name();                       \
-		struct hg_thread *t = hg_lock_tracked(RA); \
+		struct hg_thread *t = hg_tracked(RA); \
 		if (t)                                  \
 			hg_region_end(t, m);            \
 		return REAL(name)(m);                   \
@@ -314,7 +307,7 @@ DEFINE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timesp
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 {
 	resolve_pthread_mutex_timedlock();
-	struct hg_thread *t = hg_lock_tracked(RA);
+	struct hg_thread *t = hg_tracked(RA);
 	int r = REAL(pthread_mutex_timedlock)(m, ts);
 	if (t && r == 0)
 		hg_lock_event(t, m, 0);
