@@ -195,29 +195,38 @@ func granules(addr, size uint64) (first, last uint64, ok bool) {
 // at or above MaxAddr, are skipped). A 16-byte access at an unaligned
 // address touches 5 granules; size 0 touches none.
 func (m *Memory) Range(addr, size uint64, fn func(granuleAddr uint64, c *[3]uint64)) {
+	chunkRuns(addr, size, func(ci, g, stop uint64) {
+		c := m.chunk(ci)
+		if c == nil {
+			c = m.newChunk(ci)
+		}
+		if c == nil {
+			return
+		}
+		p := cellAt(c, g)
+		for {
+			fn(g, p)
+			if g == stop {
+				break
+			}
+			g += GranuleSize
+			p = (*[3]uint64)(unsafe.Add(unsafe.Pointer(p), CellBytes))
+		}
+	})
+}
+
+// chunkRuns splits the granules an access of size bytes at addr touches
+// into runs within one chunk: fn gets the chunk index and the first and
+// last granule address of each run, in increasing order.
+func chunkRuns(addr, size uint64, fn func(ci, first, last uint64)) {
 	g, last, ok := granules(addr, size)
 	if !ok {
 		return
 	}
 	for {
 		ci := g >> ChunkShift
-		chunkLast := ci<<ChunkShift | (ChunkSize - GranuleSize)
-		stop := min(last, chunkLast)
-		c := m.chunk(ci)
-		if c == nil {
-			c = m.newChunk(ci)
-		}
-		if c != nil {
-			p := cellAt(c, g)
-			for {
-				fn(g, p)
-				if g == stop {
-					break
-				}
-				g += GranuleSize
-				p = (*[3]uint64)(unsafe.Add(unsafe.Pointer(p), CellBytes))
-			}
-		}
+		stop := min(last, ci<<ChunkShift|(ChunkSize-GranuleSize))
+		fn(ci, g, stop)
 		if stop == last {
 			return
 		}
@@ -236,24 +245,13 @@ const madviseMin = 64 << 10
 // zeros and also releases the memory. The caller must make sure no other
 // thread updates these cells meanwhile (e.g. malloc/free of the block).
 func (m *Memory) Reset(addr, size uint64) {
-	g, last, ok := granules(addr, size)
-	if !ok {
-		return
-	}
-	for {
-		ci := g >> ChunkShift
-		chunkLast := ci<<ChunkShift | (ChunkSize - GranuleSize)
-		stop := min(last, chunkLast)
+	chunkRuns(addr, size, func(ci, g, stop uint64) {
 		if c := m.chunk(ci); c != nil {
 			lo := (g >> GranuleShift & (GranulesPerChunk - 1)) * CellBytes
 			hi := (stop>>GranuleShift&(GranulesPerChunk-1) + 1) * CellBytes
 			zeroCells(c, lo, hi)
 		}
-		if stop == last {
-			return
-		}
-		g = stop + GranuleSize
-	}
+	})
 }
 
 // zeroCells zeroes bytes [lo, hi) of a chunk.
