@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
+
+	"hgrewrite/abi"
 )
 
 // The rewritten executable gets two new loadable segments after everything
@@ -22,21 +24,11 @@ import (
 // rewritten program: trampolines emulate calls with push+jmp, which a shadow
 // stack would reject.
 
-// Header is the layout of the runtime header at the start of the data
-// segment; runtime/hgrt.h mirrors it.
+// The runtime header at the start of the data segment is laid out as
+// package abi says.
 const (
-	HeaderMagic      = "HGRWDAT1"
-	HeaderVersion    = 1
-	HeaderSize       = 64
-	hdrOffVersion    = 8
-	hdrOffFlags      = 12
-	hdrOffTextAddr   = 16
-	hdrOffTextSize   = 24
-	HdrOffSlotAccess = 32
-	HdrOffSlotRange  = 40
-	hdrFlagPIE       = 1
-	spareDynEntries  = 4
-	pageSize         = 0x1000
+	spareDynEntries = 4
+	pageSize        = 0x1000
 )
 
 // Layout is where the new segments go; it is fixed before patching starts.
@@ -53,8 +45,8 @@ type Layout struct {
 }
 
 // SlotAccess and SlotRange are the addresses of the runtime entry slots.
-func (l *Layout) SlotAccess() uint64 { return l.DataAddr + HdrOffSlotAccess }
-func (l *Layout) SlotRange() uint64  { return l.DataAddr + HdrOffSlotRange }
+func (l *Layout) SlotAccess() uint64 { return l.DataAddr + abi.HdrOffSlotAccess }
+func (l *Layout) SlotRange() uint64  { return l.DataAddr + abi.HdrOffSlotRange }
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
@@ -101,7 +93,7 @@ func (b *Binary) PlanLayout() (*Layout, error) {
 	if oldStr == nil {
 		return nil, errorf("corrupted ELF file (no dynamic string table)")
 	}
-	l.phdrAddr = l.DataAddr + HeaderSize
+	l.phdrAddr = l.DataAddr + abi.HeaderSize
 	l.dynAddr = l.phdrAddr + l.phdrNum*phdrSize
 	l.dynSize = uint64(len(b.Dynamic)+4+spareDynEntries) * 16
 	l.strAddr = l.dynAddr + l.dynSize
@@ -210,15 +202,15 @@ func pad(b []byte, n uint64) []byte {
 func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, error) {
 	d := make([]byte, l.DataSize)
 	le := binary.LittleEndian
-	copy(d, HeaderMagic)
-	le.PutUint32(d[hdrOffVersion:], HeaderVersion)
+	copy(d, abi.HeaderMagic)
+	le.PutUint32(d[abi.HdrOffVersion:], abi.HeaderVersion)
 	if b.PIE {
-		le.PutUint32(d[hdrOffFlags:], hdrFlagPIE)
+		le.PutUint32(d[abi.HdrOffFlags:], abi.HdrFlagPIE)
 	}
-	le.PutUint64(d[hdrOffTextAddr:], l.TextAddr)
-	le.PutUint64(d[hdrOffTextSize:], uint64(len(text)))
-	le.PutUint64(d[HdrOffSlotAccess:], retStub)
-	le.PutUint64(d[HdrOffSlotRange:], retStub)
+	le.PutUint64(d[abi.HdrOffTextAddr:], l.TextAddr)
+	le.PutUint64(d[abi.HdrOffTextSize:], uint64(len(text)))
+	le.PutUint64(d[abi.HdrOffSlotAccess:], retStub)
+	le.PutUint64(d[abi.HdrOffSlotRange:], retStub)
 
 	// .dynstr: the old table unchanged (every old offset stays valid) plus ours.
 	str := d[l.strAddr-l.DataAddr:]

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"hgrewrite/abi"
 	"testing"
 )
 
@@ -162,21 +164,21 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 	}
 
 	// Runtime header.
-	hdr := rwVRead(t, f, out, l.DataAddr, HeaderSize)
+	hdr := rwVRead(t, f, out, l.DataAddr, abi.HeaderSize)
 	le := binary.LittleEndian
-	if string(hdr[:8]) != HeaderMagic {
+	if string(hdr[:8]) != abi.HeaderMagic {
 		t.Errorf("header magic %q", hdr[:8])
 	}
 	wantFlags := uint32(0)
 	if b.PIE {
-		wantFlags = hdrFlagPIE
+		wantFlags = abi.HdrFlagPIE
 	}
-	if le.Uint32(hdr[hdrOffVersion:]) != HeaderVersion || le.Uint32(hdr[hdrOffFlags:]) != wantFlags ||
-		le.Uint64(hdr[hdrOffTextAddr:]) != l.TextAddr || le.Uint64(hdr[hdrOffTextSize:]) != uint64(len(rwDummyText)) ||
-		le.Uint64(hdr[HdrOffSlotAccess:]) != l.TextAddr || le.Uint64(hdr[HdrOffSlotRange:]) != l.TextAddr {
+	if le.Uint32(hdr[abi.HdrOffVersion:]) != abi.HeaderVersion || le.Uint32(hdr[abi.HdrOffFlags:]) != wantFlags ||
+		le.Uint64(hdr[abi.HdrOffTextAddr:]) != l.TextAddr || le.Uint64(hdr[abi.HdrOffTextSize:]) != uint64(len(rwDummyText)) ||
+		le.Uint64(hdr[abi.HdrOffSlotAccess:]) != l.TextAddr || le.Uint64(hdr[abi.HdrOffSlotRange:]) != l.TextAddr {
 		t.Errorf("runtime header %x", hdr)
 	}
-	if l.SlotAccess() != l.DataAddr+HdrOffSlotAccess || l.SlotRange() != l.DataAddr+HdrOffSlotRange {
+	if l.SlotAccess() != l.DataAddr+abi.HdrOffSlotAccess || l.SlotRange() != l.DataAddr+abi.HdrOffSlotRange {
 		t.Error("slot addresses")
 	}
 

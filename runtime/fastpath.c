@@ -38,16 +38,8 @@ void hg_set_shadow_dir(uintptr_t dir)
 	__atomic_store_n(&hg_shadow_dir, (uintptr_t *)dir, __ATOMIC_RELEASE);
 }
 
-/* Shadow layout constants, mirrored from package shadow (memory.go). */
-#define SH_GRANULE_SHIFT 2
-#define SH_CELL_BYTES 24
-#define SH_CHUNK_SHIFT 22
+/* Shadow layout: hgabi.h, generated from package shadow. */
 #define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
-#define SH_MAX_ADDR (1ull << 47)
-#define SH_EXCL_READ 1ull  /* msm.ExclRead */
-#define SH_EXCL_WRITE 2ull /* msm.ExclWrite */
-#define SH_TOUCHED_SHIFT 40 /* shadow.TouchedShift: bytes of the granule accessed, in word 0 */
-#define SH_TOUCHED_MASK (0xfull << SH_TOUCHED_SHIFT)
 
 static __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
 static struct hg_thread *_Atomic hg_list;
@@ -227,22 +219,22 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
 											    uint64_t m, uint32_t write)
 {
-	uint64_t w = SH_EXCL_WRITE << 60 | epoch;
+	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return 1; /* the common case: nothing changes */
-	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> 60;
-	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> 44) & 0xffff) != 0)
+	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
+	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & 0xffff) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
-	uint64_t next = (write || vt == w ? w : SH_EXCL_READ << 60 | epoch) | (v & SH_TOUCHED_MASK) | m;
+	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
 	return next == v || __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* hg_handled applies the fast path to an access within one granule or to
  * whole aligned granules (words and vectors up to 32 bytes); anything else
- * goes to the Go side. The state is word 0: state (60-63) | tid (44-59) | touched
+ * goes to the Go side. The state is word 0 (shadow/cell.go): state (60-63) | tid (44-59) | touched
  * mask (40-43) | clock, and epoch is tid << 44 | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags)

@@ -4,16 +4,14 @@
  * elfrw/write.go lays out the header below at the start of the data segment
  * that hgrewrite adds to every rewritten executable; the runtime finds it by
  * its magic and fills the two entry slots. Trampolines call through the slots
- * with rdi = address, rsi = info word (see patch.Info), rdx = element count
- * (range entry only). Keep in sync with elfrw/write.go and patch/patch.go.
+ * with rdi = address, rsi = info word (abi.Info), rdx = element count (range
+ * entry only). The numbers come from hgabi.h, generated from package abi.
  */
 #ifndef HGRT_H
 #define HGRT_H
 #include <stdint.h>
 
-#define HG_MAGIC "HGRWDAT1"
-#define HG_VERSION 1
-#define HG_FLAG_PIE 1
+#include "hgabi.h" /* the numbers of the contract, generated from package abi */
 
 struct hg_header {
 	char magic[8];
@@ -25,38 +23,18 @@ struct hg_header {
 	uint64_t slot_range;  /* void (*)(uint64_t addr, uint64_t info, uint64_t count) */
 	uint64_t reserved[2];
 };
+_Static_assert(sizeof(struct hg_header) == HG_HEADER_SIZE, "hg_header size");
+_Static_assert(__builtin_offsetof(struct hg_header, version) == HG_HDR_OFF_VERSION, "hg_header.version");
+_Static_assert(__builtin_offsetof(struct hg_header, flags) == HG_HDR_OFF_FLAGS, "hg_header.flags");
+_Static_assert(__builtin_offsetof(struct hg_header, text_addr) == HG_HDR_OFF_TEXT_ADDR, "hg_header.text_addr");
+_Static_assert(__builtin_offsetof(struct hg_header, text_size) == HG_HDR_OFF_TEXT_SIZE, "hg_header.text_size");
+_Static_assert(__builtin_offsetof(struct hg_header, slot_access) == HG_HDR_OFF_SLOT_ACCESS, "hg_header.slot_access");
+_Static_assert(__builtin_offsetof(struct hg_header, slot_range) == HG_HDR_OFF_SLOT_RANGE, "hg_header.slot_range");
 
 /* The info word. */
 #define HG_INFO_PC(i) ((uint32_t)(i))
-#define HG_INFO_SIZE(i) ((uint32_t)(((i) >> 32) & 0xffff))
-#define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> 48) & 0xffff))
-#define HG_READ 1
-#define HG_WRITE 2
-#define HG_ATOMIC 4
-#define HG_POST 8 /* second call of an atomic access, after the instruction */
-#define HG_ALLOC 16 /* heap block allocated: addr, len = size */
-#define HG_FREE 32  /* heap block released: addr, len = usable size */
-#define HG_LOCK 64    /* lock acquired: addr, len = 1 for read mode */
-#define HG_UNLOCK 128 /* lock released: addr */
-#define HG_RESET_DONE 256 /* with HG_ALLOC: the C side reset the shadow already */
-#define HG_SPIN 512   /* with HG_ATOMIC: a spinning-read-loop load (acquire after) or its counterpart write (release before) */
-#define HG_HOOK 1024  /* not an access: a loop hook, kind in the size field (patch/hooks.go) */
-#define HG_ORDERED 2048 /* with HG_SPIN|HG_ATOMIC: an atomic accessor's plain move; not a spin variable */
-#define HG_SPIN_STATIC 4096 /* with HG_SPIN: a spin variable at a fixed address, its stores marked statically */
-#define HG_SIGNAL 8192    /* not an access: pthread_cond_signal/broadcast on addr */
-#define HG_WAITDONE 16384 /* not an access: a condition wait on addr returned; len: HG_WAIT_* */
-#define HG_WAIT_IN_LOOP 1 /* the wait was marked as inside a wait loop */
-#define HG_WAIT_WOKE 2    /* it returned 0 (not a timeout) */
-#define HG_HOOK_WAIT 1    /* the next condition wait belongs to a wait loop */
-#define HG_HOOK_EXIT 2    /* a wait loop is left; addr: its condition variable, or 0 */
-#define HG_HOOK_LOCK 3    /* addr: a mutex locked in a function that signals (a mutex used with condition variables) */
-#define HG_HOOK_DEREF 0x100 /* with HG_HOOK_EXIT: addr holds the condition variable's address */
-/* Lock events: len bits. */
-#define HG_LOCK_READ 1 /* read mode (rwlock) */
-#define HG_LOCK_WAIT 2 /* the mutex released and re-acquired inside a condition wait */
-#define HG_LOCK_CVM 4  /* with HG_UNLOCK: the mutex is used with condition variables */
-#define HG_LOCK_BEGIN 8 /* with HG_LOCK: the outermost lock, a lock-protected region begins (lsd) */
-#define HG_LOCK_END 16  /* with HG_UNLOCK: the region's own mutex is released, the region ends */
+#define HG_INFO_SIZE(i) ((uint32_t)(((i) >> HG_INFO_SIZE_SHIFT) & 0xffff))
+#define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> HG_INFO_FLAGS_SHIFT) & 0xffff))
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -115,7 +93,6 @@ extern struct hg_options hg_opts;
  * thread's current epoch (tid << 44 | clock), and the shadow memory's
  * directory (see package shadow: 4-byte granules, 24-byte cells, 4 MiB
  * chunks). */
-#define HG_MAX_THREADS 65536
 extern uint64_t hg_epochs[HG_MAX_THREADS];
 extern uintptr_t *hg_shadow_dir;
 void hg_set_shadow_dir(uintptr_t dir);

@@ -26,31 +26,6 @@ const (
 	LockStripes      = 4096
 )
 
-// Cell word 2: the previous access, for reports.
-const (
-	AccessPCBits    = 32
-	AccessTIDShift  = 32
-	AccessFlagShift = 48
-	AccessSizeShift = 56
-)
-
-// PackAccess builds word 2 of a cell: pc (low 32 bits, a link-time address)
-// | tid << 32 | flags << 48 | size << 56.
-func PackAccess(pc uint32, tid uint16, flags, size uint8) uint64 {
-	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags)<<AccessFlagShift | uint64(size)<<AccessSizeShift
-}
-
-// UnpackAccess splits word 2 of a cell.
-func UnpackAccess(w uint64) (pc uint32, tid uint16, flags, size uint8) {
-	return uint32(w), uint16(w >> AccessTIDShift), uint8(w >> AccessFlagShift), uint8(w >> AccessSizeShift)
-}
-
-// PackSets builds word 1 of a cell: lockset id (low 32) | threadset id (high 32).
-func PackSets(lockset, threadset uint32) uint64 { return uint64(lockset) | uint64(threadset)<<32 }
-
-// UnpackSets splits word 1 of a cell.
-func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32(w >> 32) }
-
 // Memory maps application addresses to shadow cells kept outside the Go
 // heap. All methods except Close are safe for concurrent use.
 type Memory struct {

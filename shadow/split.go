@@ -29,16 +29,6 @@ import (
 // runtime's C reset zero word 1 and forget the pointer): a program that keeps
 // reallocating memory where neighbouring bytes are written by different
 // threads leaks 96 bytes per such granule and reset (MemStats.SplitBytes).
-const (
-	// StateSplit in the top 4 bits of word 0 marks a split granule. It is
-	// outside the range of msm.State.
-	StateSplit = 15
-	// TouchedShift locates the 4-bit touched mask in word 0.
-	TouchedShift = 40
-	// TouchedMask is the touched mask in word 0, in place.
-	TouchedMask = uint64(0xf) << TouchedShift
-)
-
 // SideCells are the per-byte cells of a split granule.
 type SideCells [GranuleSize][CellWords]uint64
 
@@ -92,7 +82,7 @@ func (m *Memory) Split(c *[3]uint64) *SideCells {
 	}
 	c[1] = off
 	// Word 0 last, in one store: the fast path reads it without the lock.
-	atomic.StoreUint64(&c[0], StateSplit<<60)
+	atomic.StoreUint64(&c[0], StateSplit<<StateShift)
 	return s
 }
 
@@ -104,7 +94,7 @@ func (m *Memory) side(off uint64) *SideCells {
 }
 
 // IsSplit reports whether cell c is a split granule.
-func IsSplit(c *[3]uint64) bool { return c[0]>>60 == StateSplit }
+func IsSplit(c *[3]uint64) bool { return c[0]>>StateShift == StateSplit }
 
 // ByteMask returns the bits of granule g (granule-aligned) that the access
 // [addr, end) covers.

@@ -1,0 +1,104 @@
+// Package abi is the binary contract between the rewriter and the runtime:
+// the runtime header that hgrewrite writes into every rewritten executable,
+// the info word that trampolines pass with each access, the event flags,
+// loop-hook kinds and lock/wait bits that the runtime's C side hands to the
+// detector. It is the one definition of these numbers: elfrw, patch and the
+// runtime's Go code use the constants here, and the runtime's C code gets
+// them from runtime/hgabi.h, which is generated from this package (and from
+// package shadow's cell layout) by `go test ./abi -update`; TestCHeader fails
+// when the header and these constants disagree.
+package abi
+
+// The runtime header sits at the start of the data segment the rewriter adds
+// (elfrw/write.go). The runtime finds it by its magic and fills the two
+// entry slots; trampolines call through them.
+const (
+	HeaderMagic      = "HGRWDAT1"
+	HeaderVersion    = 1
+	HeaderSize       = 64
+	HdrOffVersion    = 8  // uint32
+	HdrOffFlags      = 12 // uint32: HdrFlagPIE
+	HdrOffTextAddr   = 16 // uint64: link-time address of the trampoline segment
+	HdrOffTextSize   = 24 // uint64
+	HdrOffSlotAccess = 32 // uint64: void (*)(uint64 addr, uint64 info)
+	HdrOffSlotRange  = 40 // uint64: void (*)(uint64 addr, uint64 info, uint64 count)
+	HdrFlagPIE       = 1
+)
+
+// The info word: the instruction's link-time address in the low 32 bits,
+// the access size in bytes in bits 32-47, the flags in bits 48-63.
+const (
+	InfoSizeShift  = 32
+	InfoFlagsShift = 48
+)
+
+// Info packs the info word of one access or event.
+func Info(pc uint64, size uint16, flags uint16) uint64 {
+	return uint64(uint32(pc)) | uint64(size)<<InfoSizeShift | uint64(flags)<<InfoFlagsShift
+}
+
+// SplitInfo unpacks an info word.
+func SplitInfo(info uint64) (pc uint32, size uint16, flags uint16) {
+	return uint32(info), uint16(info >> InfoSizeShift), uint16(info >> InfoFlagsShift)
+}
+
+// Flags of the info word. Read, Write, Atomic, Post, Spin, Ordered and
+// SpinStatic come from trampolines; the others from the runtime's wrappers
+// (the C side), which use the same word for events that are not accesses.
+const (
+	Read   = 1
+	Write  = 2
+	Atomic = 4
+	// Post marks the second call of an atomic access, after the
+	// instruction: the acquire half. The runtime remembers the address
+	// from the first call, since the instruction may have changed the
+	// registers that formed it.
+	Post      = 8
+	Alloc     = 16  // heap block allocated: addr, len = size
+	Free      = 32  // heap block released: addr, len = usable size
+	Lock      = 64  // lock acquired: addr, len = Lock* bits
+	Unlock    = 128 // lock released: addr, len = Lock* bits
+	ResetDone = 256 // with Alloc: the C side reset the shadow already
+	// Spin, with Atomic: a spinning-read-loop condition load (acquire
+	// after) or a counterpart write to it (release before).
+	Spin = 512
+	Hook = 1024 // not an access: a loop hook, its kind in the size field
+	// Ordered, with Spin|Atomic: an atomic load or store that compiles to
+	// a plain move (C++ std::atomic accessors at -O0): acquire after a
+	// load, release before a store, whatever the spin option.
+	Ordered = 2048
+	// SpinStatic, with Spin: a spinning load from a fixed address whose
+	// stores the rewriter marked, so the runtime need not watch every
+	// store for it.
+	SpinStatic = 4096
+	Signal     = 8192  // not an access: pthread_cond_signal/broadcast on addr
+	WaitDone   = 16384 // not an access: a condition wait on addr returned; len: Wait* bits
+)
+
+// Loop-hook kinds, in the size field of a Hook info word.
+const (
+	HookWait  = 1     // the next condition wait is inside a wait loop
+	HookExit  = 2     // a wait loop is left; addr: its condition variable, or 0
+	HookLock  = 3     // addr: a mutex locked in a function that signals
+	HookDeref = 0x100 // with HookExit: addr holds the condition variable's address
+)
+
+// The len of a WaitDone event.
+const (
+	WaitInLoop = 1 // the wait was marked as inside a wait loop
+	WaitWoke   = 2 // it returned 0 (not a timeout)
+)
+
+// The len of Lock and Unlock events.
+const (
+	LockRead  = 1  // read mode (rwlock)
+	LockWait  = 2  // the mutex released and re-acquired inside a condition wait
+	LockCVM   = 4  // with Unlock: the mutex is used with condition variables
+	LockBegin = 8  // with Lock: the outermost lock, a lock-protected region begins
+	LockEnd   = 16 // with Unlock: the region's own mutex is released, the region ends
+)
+
+// MaxThreads is the number of thread ids an epoch can name (16-bit tids);
+// the runtime's C side keeps each thread's current epoch in an array of
+// this size.
+const MaxThreads = 1 << 16

@@ -1,0 +1,74 @@
+package shadow
+
+// The layout of a cell's three words (see the package documentation). The
+// runtime's C fast path reads and writes word 0 itself; it gets these
+// numbers from runtime/hgabi.h, generated from them (package abi).
+
+// Cell word 0: the memory state in the top 4 bits, then the epoch of the
+// last access in a cell epoch's packing, narrower than Epoch's (tid in bits
+// 44-59, the low 40 bits of the clock in bits 0-39), with the granule's touched mask in bits 40-43, between the two, so
+// that the fast path keeps it up to date with the word it reads anyway.
+const (
+	StateShift    = 60 // msm.State, or StateSplit
+	CellTIDShift  = 44
+	CellClockBits = 40
+	CellClockMask = 1<<CellClockBits - 1
+	// TouchedShift locates the 4-bit touched mask: the bytes of the
+	// granule accessed since the cell was last reset (split.go).
+	TouchedShift = 40
+	// TouchedMask is the touched mask in word 0, in place.
+	TouchedMask = uint64(0xf) << TouchedShift
+	// CellEpochMask keeps the epoch bits of word 0.
+	CellEpochMask = (1<<StateShift - 1) &^ TouchedMask
+	// StateSplit in the state bits marks a split granule (split.go). It is
+	// outside the range of msm.State.
+	StateSplit = 15
+)
+
+// CellEpoch packs a thread's current segment as word 0 stores it.
+func CellEpoch(tid uint16, clock uint64) uint64 {
+	return uint64(tid)<<CellTIDShift | clock&CellClockMask
+}
+
+// CellEpochTID is the thread id of a cell epoch (or of word 0).
+func CellEpochTID(e uint64) uint16 { return uint16(e >> CellTIDShift) }
+
+// PackWord0 builds word 0 from a state, an epoch and a touched mask (in
+// place, as TouchedMask selects it).
+func PackWord0(state uint8, epoch, touched uint64) uint64 {
+	return uint64(state)<<StateShift | epoch&CellEpochMask | touched&TouchedMask
+}
+
+// Word0State is the state bits of word 0.
+func Word0State(w uint64) uint8 { return uint8(w >> StateShift) }
+
+// Touched is the touched mask of word 0, shifted down to bits 0-3.
+func Touched(w uint64) uint8 { return uint8((w & TouchedMask) >> TouchedShift) }
+
+// Cell word 1: lockset id (low 32) | threadset id (high 32). A split cell
+// holds the offset of its side cells there instead.
+
+// PackSets builds word 1 of a cell: lockset id (low 32) | threadset id (high 32).
+func PackSets(lockset, threadset uint32) uint64 { return uint64(lockset) | uint64(threadset)<<32 }
+
+// UnpackSets splits word 1 of a cell.
+func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32(w >> 32) }
+
+// Cell word 2: the previous access, for reports: pc (low 32 bits, a
+// link-time address) | tid << 32 | flags << 48 | size << 56.
+const (
+	AccessPCBits    = 32
+	AccessTIDShift  = 32
+	AccessFlagShift = 48
+	AccessSizeShift = 56
+)
+
+// PackAccess builds word 2 of a cell.
+func PackAccess(pc uint32, tid uint16, flags, size uint8) uint64 {
+	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags)<<AccessFlagShift | uint64(size)<<AccessSizeShift
+}
+
+// UnpackAccess splits word 2 of a cell.
+func UnpackAccess(w uint64) (pc uint32, tid uint16, flags, size uint8) {
+	return uint32(w), uint16(w >> AccessTIDShift), uint8(w >> AccessFlagShift), uint8(w >> AccessSizeShift)
+}
