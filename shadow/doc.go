@@ -1,7 +1,7 @@
 // Package shadow holds the race detector's run-time data structures:
 // epochs and vector clocks, the thread registry, interned locksets and
 // threadsets, and shadow memory (Helgrind+ dissertation ch. 3.4.2, 5.1, 8.3;
-// ARCHITECTURE.md decisions 1 and 2). Everything here is safe for concurrent
+// docs/architecture.md decisions 1 and 2). Everything here is safe for concurrent
 // use unless a comment says otherwise, and shadow memory lives outside the Go
 // heap.
 //
