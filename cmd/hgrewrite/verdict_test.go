@@ -15,12 +15,10 @@ import (
 // The verdict tests run the race corpus in testdata/races: every racy
 // program must exit 66 with a report naming the racy variable, every
 // race-free program must keep its own exit status and print no report.
-// Cases that are known to fail in a configuration are listed in
-// testdata/races/xfail.txt with the reason; they stay in the suite, and a
-// listed case that starts passing fails the test until it is unlisted. A
-// reason starting "flaky:" accepts either outcome (the verdict depends on
-// the schedule); so do programs that need a detector feature not built yet
-// (pendingFeature).
+// Cases known to fail in a configuration are listed in
+// testdata/races/xfail.txt with a class and a reason (see xfailClass); they
+// stay in the suite. A by-design case must fail: when it starts passing the
+// test fails until its entry is removed.
 // HG_WRITE_VERDICTS=1 rewrites docs/verdicts.md from the results.
 
 type raceProg struct {
@@ -95,15 +93,41 @@ var verdictConfigs = []verdictConfig{
 	{"spin=no-O2", "-O2", "msm=short spin=no"},
 }
 
-// xfails reads testdata/races/xfail.txt: "program config reason...", where
-// config may be * for all configurations (see xfailReason).
-func xfails(t *testing.T) map[string]string {
+// xfailClass says what a listed case's outcome may be.
+type xfailClass string
+
+const (
+	// byDesign: the detector's design makes this verdict wrong (lib=no,
+	// lsd=no, spin=no, the hybrid's lack of happens-before from locks, what
+	// a binary cannot tell apart). It must fail in every run.
+	byDesign xfailClass = "by-design"
+	// flaky: the program's own synchronisation depends on the schedule
+	// (a signal that is lost in some runs and not in others), and so does
+	// the right verdict for the configuration. Either outcome is accepted.
+	flaky xfailClass = "flaky"
+	// orderBug: a detector bug, not a feature of the program: the verdict
+	// depends on the order in which the detector processes two unordered
+	// accesses (one previous access per cell, dissertation section 5.3).
+	// Either outcome is accepted until the bug is fixed; each such entry
+	// is a defect to remove.
+	orderBug xfailClass = "order-bug"
+)
+
+// xfail is one entry of xfail.txt.
+type xfail struct {
+	class  xfailClass
+	reason string
+}
+
+// xfails reads testdata/races/xfail.txt: "program config class: reason",
+// where config may be * for all configurations (see xfailOf).
+func xfails(t *testing.T) map[string]xfail {
 	f, err := os.Open(filepath.Join(repoRoot(t), "testdata", "races", "xfail.txt"))
 	if err != nil {
-		return map[string]string{}
+		t.Fatal(err)
 	}
 	defer f.Close()
-	out := map[string]string{}
+	out := map[string]xfail{}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
@@ -114,25 +138,27 @@ func xfails(t *testing.T) map[string]string {
 		if len(parts) < 3 {
 			t.Fatalf("xfail.txt: bad line %q", line)
 		}
-		out[parts[0]+" "+parts[1]] = parts[2]
+		class, reason, ok := strings.Cut(parts[2], ": ")
+		switch xfailClass(class) {
+		case byDesign, flaky, orderBug:
+		default:
+			ok = false
+		}
+		if !ok {
+			t.Fatalf("xfail.txt: %q: the reason must start with by-design:, flaky: or order-bug:", line)
+		}
+		out[parts[0]+" "+parts[1]] = xfail{xfailClass(class), reason}
 	}
 	return out
 }
 
-func xfailReason(x map[string]string, prog, cfg string) (string, bool) {
+// xfailOf finds the entry for a program in a configuration.
+func xfailOf(x map[string]xfail, prog, cfg string) (xfail, bool) {
 	if r, ok := x[prog+" "+cfg]; ok {
 		return r, true
 	}
-	if r, ok := x[prog+" *"]; ok {
-		return r, true
-	}
-	// The lsd= and spin= configurations are short-O2 with one feature
-	// changed: short-O2's entries hold for them too.
-	if strings.HasPrefix(cfg, "lsd=") || strings.HasPrefix(cfg, "spin=") {
-		r, ok := x[prog+" short-O2"]
-		return r, ok
-	}
-	return "", false
+	r, ok := x[prog+" *"]
+	return r, ok
 }
 
 var reportRE = regexp.MustCompile(`Location is global '([^']+)'`)
@@ -154,12 +180,12 @@ func verdictOf(t *testing.T, p raceProg, hg, env string) (race bool, named []str
 
 func TestVerdicts(t *testing.T) {
 	progs := raceCorpus(t)
-	xf := xfails(t)
+	xfs := xfails(t)
 	var mu sync.Mutex
-	results := map[string]map[string]string{} // prog -> config -> cell text
+	results := map[string]map[string]verdictCell{} // prog -> config -> outcome
 	for _, p := range progs {
 		p := p
-		results[p.name] = map[string]string{}
+		results[p.name] = map[string]verdictCell{}
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
@@ -176,23 +202,18 @@ func TestVerdicts(t *testing.T) {
 				if !ok {
 					cell = "FAIL: " + why
 				}
-				reason, listed := xfailReason(xf, p.name, c.name)
-				if !listed {
-					reason, listed = pendingFeature(p, c)
-				}
-				flaky := strings.HasPrefix(reason, "flaky:")
+				xf, listed := xfailOf(xfs, p.name, c.name)
 				switch {
-				case ok && listed && flaky:
-				case ok && listed:
-					t.Errorf("%s: passes but is listed in xfail.txt (%s): remove the entry", c.name, reason)
+				case ok && listed && xf.class == byDesign:
+					t.Errorf("%s: passes but is listed in xfail.txt as by-design (%s): remove the entry", c.name, xf.reason)
 				case !ok && listed:
-					cell = "xfail: " + why + " (" + reason + ")"
-					t.Logf("%s: expected failure: %s (%s)", c.name, why, reason)
+					cell = "xfail: " + why
+					t.Logf("%s: expected failure: %s (%s: %s)", c.name, why, xf.class, xf.reason)
 				case !ok:
 					t.Errorf("%s: %s\nstderr:\n%s", c.name, why, clip(out.stderr))
 				}
 				mu.Lock()
-				results[p.name][c.name] = cell
+				results[p.name][c.name] = verdictCell{cell, xf, listed && !ok}
 				mu.Unlock()
 			}
 		})
@@ -202,21 +223,6 @@ func TestVerdicts(t *testing.T) {
 			writeVerdictTable(t, progs, results)
 		}
 	})
-}
-
-// pendingFeature says why a program may fail in a configuration because
-// of what the detector does not do yet (or, with lib=no, by design). The
-// outcome of such cases depends on the schedule, so either is accepted.
-func pendingFeature(p raceProg, c verdictConfig) (string, bool) {
-	switch {
-	case strings.Contains(c.env, "lsd=no") && strings.Contains(p.needs, "cv"):
-		return "flaky: lsd=no has no lost-signal handling (plain wait semantics, dissertation 5.1.2)", true
-	case strings.Contains(c.env, "spin=no") && strings.Contains(p.needs, "spin"):
-		return "flaky: spin=no does not recognise spinning-read loops", true
-	case strings.Contains(c.env, "lib=no") && strings.Contains(p.needs, "lib"):
-		return "flaky: lib=no ignores pthread synchronisation by design (the dissertation's nolib)", true
-	}
-	return "", false
 }
 
 // judge compares an outcome with the program's declared verdict.
@@ -267,12 +273,22 @@ func judge(p raceProg, race bool, named []string, status, stderr string) (bool, 
 	return true, ""
 }
 
-func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[string]string) {
+// verdictCell is one cell of the verdict table.
+type verdictCell struct {
+	cell   string // "ok", "xfail: why" or "FAIL: why"
+	xf     xfail  // the entry that covers the cell, if any
+	listed bool   // the cell failed and xf covers it
+}
+
+func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[string]verdictCell) {
 	sort.Slice(progs, func(i, j int) bool { return progs[i].name < progs[j].name })
 	var b strings.Builder
 	b.WriteString("# Verdicts on the race corpus\n\n")
 	b.WriteString("Generated by `HG_WRITE_VERDICTS=1 go test -run TestVerdicts ./cmd/hgrewrite/` from testdata/races.\n")
-	b.WriteString("Each cell: `ok`, or why the verdict is wrong; `xfail` marks known failures listed with their reason in testdata/races/xfail.txt.\n\n")
+	b.WriteString("Each cell: `ok`, or why the verdict is wrong; `xfail` marks known failures listed in testdata/races/xfail.txt, ")
+	b.WriteString("with a footnote giving the entry's class and reason (by-design: always fails; flaky: the program's own ")
+	b.WriteString("synchronisation depends on the schedule; order-bug: a detector bug, the verdict depends on the order in which ")
+	b.WriteString("unordered accesses are processed).\n\n")
 	b.WriteString("| program | verdict | needs |")
 	for _, c := range verdictConfigs {
 		b.WriteString(" " + c.name + " |")
@@ -283,6 +299,8 @@ func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[st
 	}
 	b.WriteString("\n")
 	pass := map[string]int{}
+	var notes []xfail
+	noteOf := map[xfail]int{}
 	for _, p := range progs {
 		v := "race-free"
 		if p.race {
@@ -290,11 +308,19 @@ func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[st
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s |", p.name, v, p.needs)
 		for _, c := range verdictConfigs {
-			cell := results[p.name][c.name]
-			if cell == "ok" {
+			r := results[p.name][c.name]
+			if r.cell == "ok" {
 				pass[c.name]++
 			}
-			b.WriteString(" " + cell + " |")
+			b.WriteString(" " + r.cell)
+			if r.listed {
+				if noteOf[r.xf] == 0 {
+					notes = append(notes, r.xf)
+					noteOf[r.xf] = len(notes)
+				}
+				fmt.Fprintf(&b, " [^%d]", noteOf[r.xf])
+			}
+			b.WriteString(" |")
 		}
 		b.WriteString("\n")
 	}
@@ -302,8 +328,11 @@ func writeVerdictTable(t *testing.T, progs []raceProg, results map[string]map[st
 	for _, c := range verdictConfigs {
 		fmt.Fprintf(&b, "| %s (HG_OPTIONS=\"%s\", %s) | %d of %d |\n", c.name, c.env, c.opt, pass[c.name], len(progs))
 	}
+	b.WriteString("\n")
+	for i, n := range notes {
+		fmt.Fprintf(&b, "[^%d]: %s: %s\n", i+1, n.class, n.reason)
+	}
 	path := filepath.Join(repoRoot(t), "docs", "verdicts.md")
-	os.MkdirAll(filepath.Dir(path), 0o755)
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Error(err)
 	}
