@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -118,40 +119,28 @@ func (p *prog) funcs(name string) []int {
 	return out
 }
 
+// loopsIn, waitsIn and spinsIn give the loops, wait loops and spinning
+// loops found in the functions fis.
 func (p *prog) loopsIn(fis []int) []int {
 	var out []int
 	for li, L := range p.res.Loops {
-		for _, fi := range fis {
-			if L.Func == fi {
-				out = append(out, li)
-			}
+		if slices.Contains(fis, L.Func) {
+			out = append(out, li)
 		}
 	}
 	return out
 }
 
 func (p *prog) waitsIn(fis []int) []loops.WaitLoop {
-	var out []loops.WaitLoop
-	for _, w := range p.res.Waits {
-		for _, fi := range fis {
-			if p.res.Loops[w.Loop].Func == fi {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(p.res.Waits), func(w loops.WaitLoop) bool {
+		return !slices.Contains(fis, p.res.Loops[w.Loop].Func)
+	})
 }
 
 func (p *prog) spinsIn(fis []int) []loops.SpinLoop {
-	var out []loops.SpinLoop
-	for _, s := range p.res.Spins {
-		for _, fi := range fis {
-			if p.res.Loops[s.Loop].Func == fi {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+	return slices.DeleteFunc(slices.Clone(p.res.Spins), func(s loops.SpinLoop) bool {
+		return !slices.Contains(fis, p.res.Loops[s.Loop].Func)
+	})
 }
 
 // dump renders what was found in the named functions, for failure messages.
