@@ -33,24 +33,36 @@ func planLoops(li loops.Input, lr *loops.Result) *patch.Hooks {
 	return planHooks(li, lr, nil)
 }
 
-// markSpins marks the spinning reads and their counterpart writes.
+// markSpins marks the spinning reads and their counterpart writes. The
+// order matters: a store marked atomic is not marked again as a checked
+// release.
 func markSpins(li loops.Input, lr *loops.Result) {
-	g := li.Graph
-	type local struct {
-		fn  int
-		mem disasm.MemOp
-	}
-	var globals []loops.Var
-	locals := map[local]bool{}
-	for _, s := range lr.Spins {
-		// A spin variable's size is its condition load's (the largest,
-		// when the loop has several).
-		var size uint64 = 1
-		for _, a := range s.Loads {
-			if in, ok := g.Inst(a); ok {
-				size = max(size, uint64(in.Mem.Size))
-			}
+	globals, locals := markSpinLoads(li.Graph, lr)
+	// Stores to spin variables that are globals, wherever they are.
+	for _, a := range loops.CounterpartStores(li, globals) {
+		if in, ok := li.Graph.Inst(a); ok {
+			in.Mem.Access |= disasm.Spin | disasm.Atomic
 		}
+	}
+	markArrayStores(li, lr)
+	markLocalStores(li.Graph, locals)
+}
+
+// spinLocal is a spin variable reached through a register: the function
+// of its load and the load's address expression.
+type spinLocal struct {
+	fn  int
+	mem disasm.MemOp
+}
+
+// markSpinLoads makes the condition loads (and the loads before the loop)
+// of spinning-read loops acquires, and returns the spin variables: the
+// globals and those reached through a register.
+func markSpinLoads(g *cfg.Graph, lr *loops.Result) ([]loops.Var, map[spinLocal]bool) {
+	var globals []loops.Var
+	locals := map[spinLocal]bool{}
+	for _, s := range lr.Spins {
+		size := spinSize(g, s)
 		for _, c := range s.Consts {
 			globals = append(globals, loops.Var{Addr: c, Size: size})
 		}
@@ -61,22 +73,33 @@ func markSpins(li loops.Input, lr *loops.Result) {
 			}
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
 			if in.Flags&disasm.RIPRel != 0 {
-				in.Mem.Access |= disasm.SpinStatic // its stores are marked below
+				in.Mem.Access |= disasm.SpinStatic // its stores are marked by markSpins
 			}
 			if bi := g.BlockAt(a); in.Flags&disasm.RIPRel == 0 && bi >= 0 && g.Blocks[bi].Func >= 0 {
-				locals[local{g.Blocks[bi].Func, addressOnly(in.Mem)}] = true
+				locals[spinLocal{g.Blocks[bi].Func, addressOnly(in.Mem)}] = true
 			}
 		}
 	}
-	// Stores to spin variables that are globals, wherever they are.
-	for _, a := range loops.CounterpartStores(li, globals) {
+	return globals, locals
+}
+
+// spinSize is the size of a spin variable: its condition load's (the
+// largest, when the loop has several).
+func spinSize(g *cfg.Graph, s loops.SpinLoop) uint64 {
+	var size uint64 = 1
+	for _, a := range s.Loads {
 		if in, ok := g.Inst(a); ok {
-			in.Mem.Access |= disasm.Spin | disasm.Atomic
+			size = max(size, uint64(in.Mem.Size))
 		}
 	}
-	// Stores into a global array whose elements are spin variables
-	// (`flags[i]`): they may write a spin variable or another element, so
-	// they release and are still checked as writes (Spin without Atomic).
+	return size
+}
+
+// markArrayStores marks the stores into a global array whose elements are
+// spin variables (`flags[i]`): they may write a spin variable or another
+// element, so they release and are still checked as writes (Spin without
+// Atomic).
+func markArrayStores(li loops.Input, lr *loops.Result) {
 	var unresolved []uint64
 	for _, s := range lr.Spins {
 		if len(s.Consts) == 0 {
@@ -84,17 +107,20 @@ func markSpins(li loops.Input, lr *loops.Result) {
 		}
 	}
 	for _, a := range loops.ObjectStores(li, loops.SpinObjects(li, unresolved)) {
-		if in, ok := g.Inst(a); ok && in.Mem.Access&disasm.Atomic == 0 {
+		if in, ok := li.Graph.Inst(a); ok && in.Mem.Access&disasm.Atomic == 0 {
 			in.Mem.Access |= disasm.Spin
 		}
 	}
-	// A spin variable reached through a register: the stores in the same
-	// function that use the same address expression may be its
-	// counterpart writes (a thread that waits on a slot's flag usually
-	// sets it through the same pointer). The register may hold another
-	// pointer there, so they release and are still checked (Spin without
-	// Atomic). Other stores are found at run time, once a spinning load
-	// has seen the address (runtime/loops.c).
+}
+
+// markLocalStores marks, for a spin variable reached through a register,
+// the stores in the same function that use the same address expression:
+// they may be its counterpart writes (a thread that waits on a slot's
+// flag usually sets it through the same pointer). The register may hold
+// another pointer there, so they release and are still checked (Spin
+// without Atomic). Other stores are found at run time, once a spinning
+// load has seen the address (runtime/loops.c).
+func markLocalStores(g *cfg.Graph, locals map[spinLocal]bool) {
 	for l := range locals {
 		for _, bi := range g.Funcs[l.fn].Blocks {
 			for i := range g.Insts(&g.Blocks[bi]) {
@@ -139,16 +165,10 @@ func planHooks(li loops.Input, lr *loops.Result, failed map[uint64]bool) *patch.
 		if waitLoopTouches(g, lr, w, failed) {
 			continue
 		}
-		var cv patch.Value
-		for i, c := range w.Waits {
+		for _, c := range w.Waits {
 			h.WaitCalls[c.Addr] = true
-			v := hookValue(c.CV)
-			if i == 0 {
-				cv = v
-			} else if v != cv {
-				cv = patch.Value{} // waits on different condition variables: none is static
-			}
 		}
+		cv := waitCV(w)
 		for _, e := range l.Exits {
 			add(e, cv)
 		}
@@ -163,6 +183,21 @@ func planHooks(li loops.Input, lr *loops.Result, failed map[uint64]bool) *patch.
 		}
 	}
 	return h
+}
+
+// waitCV is the condition variable the waits of w wait on, for the exit
+// hooks; unknown when they wait on different ones.
+func waitCV(w loops.WaitLoop) patch.Value {
+	var cv patch.Value
+	for i, c := range w.Waits {
+		v := hookValue(c.CV)
+		if i == 0 {
+			cv = v
+		} else if v != cv {
+			return patch.Value{} // waits on different condition variables: none is static
+		}
+	}
+	return cv
 }
 
 // waitLoopTouches reports whether wait loop w has a hook in a block of
