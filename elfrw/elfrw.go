@@ -72,11 +72,23 @@ type Binary struct {
 }
 
 // Error is a problem with the input file, worded for the user.
-type Error struct{ Msg string }
+type Error struct {
+	Msg string
+	err error // the sentinel it is an instance of, or nil
+}
 
 func (e *Error) Error() string { return e.Msg }
 
-func errorf(format string, args ...any) error { return &Error{fmt.Sprintf(format, args...)} }
+// Unwrap gives the sentinel, so that errors.Is tells apart the one
+// problem callers act on: ErrAlreadyRewritten.
+func (e *Error) Unwrap() error { return e.err }
+
+// ErrAlreadyRewritten is what the *Error for an input that loads the
+// runtime library wraps: the input is hgrewrite's output. The rewriter's
+// check that its output parses expects exactly this error.
+var ErrAlreadyRewritten = errors.New("already rewritten by hgrewrite")
+
+func errorf(format string, args ...any) error { return &Error{Msg: fmt.Sprintf(format, args...)} }
 
 // Open reads and validates the executable at path.
 func Open(path string) (*Binary, error) {
@@ -273,7 +285,8 @@ func (b *Binary) readDynamic() error {
 			}
 			b.Needed = append(b.Needed, name)
 			if strings.HasSuffix(name, RuntimeLibName) {
-				return errorf("already rewritten by hgrewrite (it loads %s); rewrite the original program instead", name)
+				return &Error{Msg: fmt.Sprintf("already rewritten by hgrewrite (it loads %s); rewrite the original program instead", name),
+					err: ErrAlreadyRewritten}
 			}
 		}
 	}

@@ -469,6 +469,11 @@ func TestParseBadInputs(t *testing.T) {
 			rwWantError(t, "Open", b, err, c.want...)
 			b, err = rwParse(t, rwReadFile(t, path))
 			rwWantError(t, "Parse", b, err, c.want...)
+			// Only hgrewrite's own output is ErrAlreadyRewritten: the
+			// rewriter's self-check accepts it and nothing else.
+			if errors.Is(err, ErrAlreadyRewritten) != strings.HasPrefix(c.name, "already-rewritten") {
+				t.Errorf("errors.Is(%v, ErrAlreadyRewritten) = %v", err, !strings.HasPrefix(c.name, "already-rewritten"))
+			}
 		})
 	}
 }

@@ -1,4 +1,4 @@
-package loops
+package loops_test
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"hgrewrite/elfrw"
+	"hgrewrite/loops"
 )
 
 // TestDump prints everything found in the test programs (HG_LOOPS_DUMP=1).
@@ -43,9 +44,9 @@ func TestBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := graphOf(bin)
+	in := inputOf(bin)
 	built := time.Now()
-	res := Analyze(in, Options{})
+	res := loops.Analyze(in, loops.Options{})
 	done := time.Now()
 	t.Logf("%s: %d blocks, %d funcs; graph %v, Analyze %v; %+v", path, len(in.Graph.Blocks), len(in.Graph.Funcs),
 		built.Sub(start), done.Sub(built), res.Stats)

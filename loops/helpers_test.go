@@ -1,86 +1,36 @@
-package loops
+package loops_test
 
 import (
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 
-	"golang.org/x/arch/x86/x86asm"
-
-	"hgrewrite/cfg"
-	"hgrewrite/disasm"
 	"hgrewrite/elfrw"
+	"hgrewrite/loops"
+	"hgrewrite/rewrite"
 )
 
-// graphOf builds the whole-binary graph the way the rewriter's pipeline
-// does (cmd/hgrewrite/pipeline.go, analyze), and the Input for Analyze.
-func graphOf(bin *elfrw.Binary) Input {
-	in := cfg.Input{PLT: bin.PLT, GOT: bin.GOT, PIE: bin.PIE}
-	var syncs []uint64
-	for _, s := range bin.Symbols {
-		if !bin.IsCode(s.Addr) {
-			continue
-		}
-		syncs = append(syncs, s.Addr)
-		if s.Func {
-			in.Funcs = append(in.Funcs, cfg.FuncHint{Name: s.Name, Addr: s.Addr, Size: s.Size})
-		}
-	}
-	for _, f := range bin.FDEs {
-		in.Funcs = append(in.Funcs, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
-		in.Unwind = append(in.Unwind, cfg.FuncHint{Addr: f.Start, Size: f.End - f.Start})
-		syncs = append(syncs, f.Start)
-	}
-	for addr := range bin.PLT {
-		in.Entries = append(in.Entries, addr)
-	}
-	in.Entries = append(in.Entries, bin.Entry)
-	in.Entries = append(in.Entries, bin.LandingPads...)
-	syncs = append(syncs, in.Entries...)
-	in.CodePtrs = bin.CodePtrs
-	for _, s := range bin.ExecSections() {
-		insts := disasm.Section(bin.SectionData(s), s.Addr, syncs)
-		in.Sections = append(in.Sections, cfg.Code{Name: s.Name, Addr: s.Addr, Insts: insts,
-			Instrument: s.Name == ".text" || strings.HasPrefix(s.Name, ".text.")})
-	}
-	in.Data = func(addr, n uint64) []byte {
-		if bin.IsCode(addr) {
-			return nil
-		}
-		return bin.Bytes(addr, n)
-	}
-	g := cfg.Build(in)
-	return Input{Graph: g, PLT: bin.PLT, GOT: bin.GOT, Decode: decoder(bin)}
-}
-
-// decoder decodes instructions from the file image.
-func decoder(bin *elfrw.Binary) func(uint64) (x86asm.Inst, bool) {
-	return func(addr uint64) (x86asm.Inst, bool) {
-		off, ok := bin.Offset(addr)
-		if !ok || off >= uint64(len(bin.Data)) {
-			return x86asm.Inst{}, false
-		}
-		end := off + 15
-		if end > uint64(len(bin.Data)) {
-			end = uint64(len(bin.Data))
-		}
-		x, err := disasm.Full(bin.Data[off:end])
-		return x, err == nil
-	}
+// inputOf is the loop analysis's input over bin's graph, both built by
+// the rewriter's pipeline (package rewrite), so that the tests analyse
+// the graph that ships, atomic marks included.
+func inputOf(bin *elfrw.Binary) loops.Input {
+	g, _ := rewrite.Graph(bin)
+	return rewrite.LoopInput(bin, g)
 }
 
 // prog is a compiled test program and its analysis.
 type prog struct {
 	name string
 	bin  *elfrw.Binary
-	in   Input
-	res  *Result
+	in   loops.Input
+	res  *loops.Result
 }
 
 var (
@@ -137,8 +87,8 @@ func compile(t *testing.T, src, opt string) *prog {
 		progErr[key] = err
 		t.Fatal(err)
 	}
-	in := graphOf(bin)
-	p := &prog{name: key, bin: bin, in: in, res: Analyze(in, Options{})}
+	in := inputOf(bin)
+	p := &prog{name: key, bin: bin, in: in, res: loops.Analyze(in, loops.Options{})}
 	progCache[key] = p
 	return p
 }
@@ -169,40 +119,28 @@ func (p *prog) funcs(name string) []int {
 	return out
 }
 
+// loopsIn, waitsIn and spinsIn give the loops, wait loops and spinning
+// loops found in the functions fis.
 func (p *prog) loopsIn(fis []int) []int {
 	var out []int
 	for li, L := range p.res.Loops {
-		for _, fi := range fis {
-			if L.Func == fi {
-				out = append(out, li)
-			}
+		if slices.Contains(fis, L.Func) {
+			out = append(out, li)
 		}
 	}
 	return out
 }
 
-func (p *prog) waitsIn(fis []int) []WaitLoop {
-	var out []WaitLoop
-	for _, w := range p.res.Waits {
-		for _, fi := range fis {
-			if p.res.Loops[w.Loop].Func == fi {
-				out = append(out, w)
-			}
-		}
-	}
-	return out
+func (p *prog) waitsIn(fis []int) []loops.WaitLoop {
+	return slices.DeleteFunc(slices.Clone(p.res.Waits), func(w loops.WaitLoop) bool {
+		return !slices.Contains(fis, p.res.Loops[w.Loop].Func)
+	})
 }
 
-func (p *prog) spinsIn(fis []int) []SpinLoop {
-	var out []SpinLoop
-	for _, s := range p.res.Spins {
-		for _, fi := range fis {
-			if p.res.Loops[s.Loop].Func == fi {
-				out = append(out, s)
-			}
-		}
-	}
-	return out
+func (p *prog) spinsIn(fis []int) []loops.SpinLoop {
+	return slices.DeleteFunc(slices.Clone(p.res.Spins), func(s loops.SpinLoop) bool {
+		return !slices.Contains(fis, p.res.Loops[s.Loop].Func)
+	})
 }
 
 // dump renders what was found in the named functions, for failure messages.

@@ -1,7 +1,8 @@
-package loops
+package loops_test
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"golang.org/x/arch/x86/x86asm"
 
 	"hgrewrite/disasm"
+	"hgrewrite/loops"
 )
 
 var opts = []string{"-O0", "-O2"}
@@ -34,12 +36,12 @@ func TestIsWait(t *testing.T) {
 		"pthread_cond_wait_helper", "my_pthread_cond_wait", "_ZNSt18condition_variable",
 	}
 	for _, n := range yes {
-		if !IsWait(n) {
+		if !loops.IsWait(n) {
 			t.Errorf("IsWait(%q) = false", n)
 		}
 	}
 	for _, n := range no {
-		if IsWait(n) {
+		if loops.IsWait(n) {
 			t.Errorf("IsWait(%q) = true", n)
 		}
 	}
@@ -151,7 +153,7 @@ func TestWaitLoops(t *testing.T) {
 				continue
 			}
 			w := ws[0].Waits[0]
-			if w.Callee != c.callee || w.Import == "" || !IsWait(w.Import) {
+			if w.Callee != c.callee || w.Import == "" || !loops.IsWait(w.Import) {
 				t.Errorf("%s %s: callee %q import %q, want %q", p.name, c.fn, w.Callee, w.Import, c.callee)
 			}
 			checkConst(t, p, c.fn+" cv", w.CV, c.cv)
@@ -175,12 +177,12 @@ func TestWaitLoops(t *testing.T) {
 	}
 }
 
-func checkConst(t *testing.T, p *prog, what string, v Value, sym string) {
+func checkConst(t *testing.T, p *prog, what string, v loops.Value, sym string) {
 	t.Helper()
 	if sym == "" {
 		return
 	}
-	if want := p.sym(t, sym); v.Kind != Const || v.Addr != want {
+	if want := p.sym(t, sym); v.Kind != loops.Const || v.Addr != want {
 		t.Errorf("%s %s: %v (%+v), want Const 0x%x (%s)", p.name, what, v, v, want, sym)
 	}
 }
@@ -229,12 +231,12 @@ func TestWaitStruct(t *testing.T) {
 		w := ws[0].Waits[0]
 		switch opt {
 		case "-O0":
-			if w.CV.Kind != LoadPlus || w.CV.Reg != x86asm.RBP || w.CV.Add != 0x30 ||
-				w.Mutex.Kind != LoadPlus || w.Mutex.Reg != x86asm.RBP || w.Mutex.Add != 0x8 || w.CV.Disp != w.Mutex.Disp {
+			if w.CV.Kind != loops.LoadPlus || w.CV.Reg != x86asm.RBP || w.CV.Add != 0x30 ||
+				w.Mutex.Kind != loops.LoadPlus || w.Mutex.Reg != x86asm.RBP || w.Mutex.Add != 0x8 || w.CV.Disp != w.Mutex.Disp {
 				t.Errorf("%s: cv %+v mutex %+v", p.name, w.CV, w.Mutex)
 			}
 		case "-O2":
-			if w.CV.Kind != RegPlus || !calleeSaved(w.CV.Reg) || w.Mutex.Kind != RegPlus || !calleeSaved(w.Mutex.Reg) {
+			if w.CV.Kind != loops.RegPlus || !calleeSaved(w.CV.Reg) || w.Mutex.Kind != loops.RegPlus || !calleeSaved(w.Mutex.Reg) {
 				t.Errorf("%s: cv %+v mutex %+v", p.name, w.CV, w.Mutex)
 			}
 		}
@@ -289,18 +291,18 @@ func TestCxxWaits(t *testing.T) {
 			}
 			w := ws[0].Waits[0]
 			if c.callee != "" && w.Callee != c.callee ||
-				c.callee == "" && !(strings.HasPrefix(w.Callee, "_ZNSt") && IsWait(w.Callee) && w.Callee != cxxWait) {
+				c.callee == "" && !(strings.HasPrefix(w.Callee, "_ZNSt") && loops.IsWait(w.Callee) && w.Callee != cxxWait) {
 				t.Errorf("%s %s: callee %s", p.name, fn, w.Callee)
 			}
 			checkConst(t, p, fn+" cv", w.CV, c.cv)
 			checkConst(t, p, fn+" mutex", w.Mutex, c.mu)
-			if w.CV.Kind == Unknown {
+			if w.CV.Kind == loops.Unknown {
 				t.Errorf("%s %s: cv unknown: %s", p.name, fn, w.CV.Why)
 			}
-			if w.Mutex.Kind == Unknown {
+			if w.Mutex.Kind == loops.Unknown {
 				t.Errorf("%s %s: mutex unknown: %s", p.name, fn, w.Mutex.Why)
 			}
-			if w.Callee == cxxWait && w.Mutex.Kind == RegPlus && w.Mutex.Reg != x86asm.RSP && w.Mutex.Reg != x86asm.RBP {
+			if w.Callee == cxxWait && w.Mutex.Kind == loops.RegPlus && w.Mutex.Reg != x86asm.RSP && w.Mutex.Reg != x86asm.RBP {
 				t.Errorf("%s %s: the unique_lock is on the stack, got %v", p.name, fn, w.Mutex)
 			}
 		}
@@ -333,11 +335,11 @@ func TestNoSpuriousWaits(t *testing.T) {
 					if !ok || !blocks[g.BlockAt(c.Addr)] || in.Kind != disasm.Call && in.Kind != disasm.CallInd {
 						t.Errorf("%s: wait 0x%x is not a call in loop %d", p.name, c.Addr, w.Loop)
 					}
-					if !IsWait(c.Callee) && c.Callee != "my_cond_wait" {
+					if !loops.IsWait(c.Callee) && c.Callee != "my_cond_wait" {
 						t.Errorf("%s: wait 0x%x calls %s", p.name, c.Addr, c.Callee)
 					}
 				}
-				if len(L.Blocks) > DefaultWaitBlocks || L.Bytes > DefaultWaitBytes {
+				if len(L.Blocks) > loops.DefaultWaitBlocks || L.Bytes > loops.DefaultWaitBytes {
 					t.Errorf("%s: wait loop %d is too large", p.name, w.Loop)
 				}
 				for _, s := range p.res.Spins {
@@ -358,7 +360,7 @@ func TestDeterministic(t *testing.T) {
 	for _, src := range []string{"wait.c", "spin.c", "cv_wait_pred.cpp"} {
 		for _, opt := range opts {
 			p := compile(t, src, opt)
-			again := Analyze(p.in, Options{})
+			again := loops.Analyze(p.in, loops.Options{})
 			if !reflect.DeepEqual(p.res, again) {
 				t.Errorf("%s: a second Analyze differs", p.name)
 			}
@@ -398,7 +400,7 @@ func TestSpinLoops(t *testing.T) {
 			}
 			s := ss[0]
 			for _, name := range c.consts {
-				if a := p.sym(t, name); !containsU64(s.Consts, a) {
+				if a := p.sym(t, name); !slices.Contains(s.Consts, a) {
 					t.Errorf("%s %s: Consts %x lack %s (0x%x)", p.name, c.fn, s.Consts, name, a)
 				}
 			}
@@ -411,10 +413,10 @@ func TestSpinLoops(t *testing.T) {
 			}
 			for _, ld := range s.Loads {
 				f := p.in.Graph.Blocks[p.in.Graph.BlockAt(ld)].Func
-				if !containsInt(loopFuncs, f) {
+				if !slices.Contains(loopFuncs, f) {
 					t.Errorf("%s %s: load 0x%x in %s", p.name, c.fn, ld, p.in.Graph.Funcs[f].Name)
 				}
-				if c.callee != "" && !containsInt(p.funcs(c.callee), f) {
+				if c.callee != "" && !slices.Contains(p.funcs(c.callee), f) {
 					t.Errorf("%s %s: load 0x%x not in the callee %s", p.name, c.fn, ld, c.callee)
 				}
 				in, _ := p.in.Graph.Inst(ld)
@@ -427,7 +429,7 @@ func TestSpinLoops(t *testing.T) {
 			}
 			for _, gl := range s.GuardLoads {
 				in, _ := p.in.Graph.Inst(gl)
-				if in == nil || in.Flags&disasm.RIPRel != 0 && !containsU64(s.Consts, in.Target) {
+				if in == nil || in.Flags&disasm.RIPRel != 0 && !slices.Contains(s.Consts, in.Target) {
 					t.Errorf("%s %s: guard load 0x%x does not read a condition variable", p.name, c.fn, gl)
 				}
 			}
@@ -491,28 +493,28 @@ func TestNotSpinning(t *testing.T) {
 // TestOptions: the size limits apply.
 func TestOptions(t *testing.T) {
 	p := compile(t, "wait.c", "-O2")
-	r := Analyze(p.in, Options{WaitBlocks: 1})
+	r := loops.Analyze(p.in, loops.Options{WaitBlocks: 1})
 	for _, w := range r.Waits {
 		if len(r.Loops[w.Loop].Blocks) > 1 {
 			t.Errorf("WaitBlocks 1: loop %d has %d blocks", w.Loop, len(r.Loops[w.Loop].Blocks))
 		}
 	}
-	if r2 := Analyze(p.in, Options{WaitBytes: 8}); len(r2.Waits) != 0 {
+	if r2 := loops.Analyze(p.in, loops.Options{WaitBytes: 8}); len(r2.Waits) != 0 {
 		t.Errorf("WaitBytes 8: %d wait loops", len(r2.Waits))
 	}
 	s := compile(t, "spin.c", "-O2")
-	r = Analyze(s.in, Options{SpinBlocks: 1})
+	r = loops.Analyze(s.in, loops.Options{SpinBlocks: 1})
 	for _, sl := range r.Spins {
 		if len(r.Loops[sl.Loop].Blocks) > 1 {
 			t.Errorf("SpinBlocks 1: spin loop with %d blocks", len(r.Loops[sl.Loop].Blocks))
 		}
 	}
-	if r = Analyze(s.in, Options{CalleeInsts: 1}); len(Analyze(s.in, Options{}).Spins) <= len(r.Spins) {
+	if r = loops.Analyze(s.in, loops.Options{CalleeInsts: 1}); len(loops.Analyze(s.in, loops.Options{}).Spins) <= len(r.Spins) {
 		t.Errorf("CalleeInsts 1 should lose the spins through callees")
 	}
 	noDec := s.in
 	noDec.Decode = nil
-	if r = Analyze(noDec, Options{}); len(r.Spins) != 0 || len(r.Loops) != len(s.res.Loops) {
+	if r = loops.Analyze(noDec, loops.Options{}); len(r.Spins) != 0 || len(r.Loops) != len(s.res.Loops) {
 		t.Errorf("without a decoder: %d spins, %d loops", len(r.Spins), len(r.Loops))
 	}
 }
@@ -536,25 +538,16 @@ func TestDot(t *testing.T) {
 	}
 }
 
-func containsU64(s []uint64, v uint64) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
-
 func TestIsNotifyAndLockArg(t *testing.T) {
 	for _, n := range []string{"pthread_cond_signal", "pthread_cond_broadcast@GLIBC_2.3.2", "cnd_signal",
 		"_ZNSt18condition_variable10notify_oneEv", "_ZNSt18condition_variable10notify_allEv",
 		"_ZNSt3_V222condition_variable_any10notify_allEv"} {
-		if !IsNotify(n) {
+		if !loops.IsNotify(n) {
 			t.Errorf("IsNotify(%q) = false", n)
 		}
 	}
 	for _, n := range []string{"pthread_cond_wait", "_ZNSt18condition_variableC1Ev", "notify", "pthread_mutex_lock"} {
-		if IsNotify(n) {
+		if loops.IsNotify(n) {
 			t.Errorf("IsNotify(%q) = true", n)
 		}
 	}
@@ -566,12 +559,12 @@ func TestIsNotifyAndLockArg(t *testing.T) {
 		"_ZNSt11unique_lockISt5mutexEC1ERS0_": x86asm.RSI,
 	}
 	for n, want := range locks {
-		if r, ok := LockArg(n); !ok || r != want {
+		if r, ok := loops.LockArg(n); !ok || r != want {
 			t.Errorf("LockArg(%q) = %v, %v; want %v", n, r, ok, want)
 		}
 	}
 	for _, n := range []string{"pthread_mutex_unlock", "_ZNSt11unique_lockISt5mutexED1Ev", "pthread_cond_wait"} {
-		if _, ok := LockArg(n); ok {
+		if _, ok := loops.LockArg(n); ok {
 			t.Errorf("LockArg(%q) = ok", n)
 		}
 	}

@@ -8,14 +8,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"time"
 
 	"github.com/spf13/pflag"
 
+	"hgrewrite/cfg"
 	"hgrewrite/elfrw"
 	"hgrewrite/loops"
-	"hgrewrite/patch"
+	"hgrewrite/rewrite"
 )
 
 // version is set by the Makefile (-X main.version=...).
@@ -37,15 +37,14 @@ func main() {
 }
 
 type config struct {
-	output          string
-	verbose         bool
-	stats           bool
-	showVersion     bool
-	instrumentStack bool
-	runtimeLib      string
-	loops           loopConfig
-	listLoops       bool
-	dumpCFG         string
+	output      string
+	verbose     bool
+	stats       bool
+	showVersion bool
+	runtimeLib  string
+	opt         rewrite.Options
+	listLoops   bool
+	dumpCFG     string
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -56,14 +55,15 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVarP(&c.verbose, "verbose", "v", false, "say what is being done")
 	fs.BoolVar(&c.stats, "stats", false, "print instruction, instrumentation and patch-tactic counts")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
-	fs.BoolVar(&c.instrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
+	fs.BoolVar(&c.opt.InstrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
 	fs.StringVar(&c.runtimeLib, "runtime", "", "runtime library to ship with the output (default: "+elfrw.RuntimeLibName+" beside the hgrewrite binary)")
-	fs.BoolVar(&c.loops.enabled, "loops", true, "find wait-enclosing and spinning-read loops and instrument them (--loops=false: plain condition-variable and no ad-hoc synchronisation handling)")
+	fs.BoolVar(&c.opt.Loops, "loops", true, "find wait-enclosing and spinning-read loops and instrument them (--loops=false: plain condition-variable and no ad-hoc synchronisation handling)")
 	fs.BoolVar(&c.listLoops, "list-loops", false, "print the wait-enclosing and spinning-read loops of INPUT and exit (no -o needed; with --stats, also counts)")
 	fs.StringVar(&c.dumpCFG, "dump-cfg", "", "write Graphviz files of the functions holding such loops into `DIR`")
-	fs.IntVar(&c.loops.opt.SpinBlocks, "spin-blocks", loops.DefaultSpinBlocks, "largest spinning-read loop, in basic blocks")
-	fs.IntVar(&c.loops.opt.WaitBlocks, "wait-blocks", loops.DefaultWaitBlocks, "largest wait-enclosing loop, in basic blocks")
-	fs.IntVar(&c.loops.opt.WaitBytes, "wait-bytes", loops.DefaultWaitBytes, "largest wait-enclosing loop, in bytes of code")
+	lo := &c.opt.LoopOptions
+	fs.IntVar(&lo.SpinBlocks, "spin-blocks", loops.DefaultSpinBlocks, "largest spinning-read loop, in basic blocks")
+	fs.IntVar(&lo.WaitBlocks, "wait-blocks", loops.DefaultWaitBlocks, "largest wait-enclosing loop, in basic blocks")
+	fs.IntVar(&lo.WaitBytes, "wait-bytes", loops.DefaultWaitBytes, "largest wait-enclosing loop, in bytes of code")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -79,7 +79,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "hgrewrite %s\n", version)
 		return 0
 	}
-	if c.loops.opt.SpinBlocks < 1 || c.loops.opt.WaitBlocks < 1 || c.loops.opt.WaitBytes < 1 {
+	if lo.SpinBlocks < 1 || lo.WaitBlocks < 1 || lo.WaitBytes < 1 {
 		fmt.Fprintln(stderr, "hgrewrite: --spin-blocks, --wait-blocks and --wait-bytes must be at least 1")
 		return 2
 	}
@@ -94,14 +94,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "hgrewrite: need exactly one INPUT and -o OUTPUT (see hgrewrite --help)")
 		return 2
 	}
-	if err := rewrite(fs.Arg(0), &c, stdout, stderr); err != nil {
+	if err := rewriteFile(fs.Arg(0), &c, stdout, stderr); err != nil {
 		fmt.Fprintf(stderr, "hgrewrite: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-func rewrite(input string, c *config, stdout, stderr io.Writer) error {
+func rewriteFile(input string, c *config, stdout, stderr io.Writer) error {
 	start := time.Now()
 	lib, err := findRuntime(c.runtimeLib)
 	if err != nil {
@@ -114,19 +114,16 @@ func rewrite(input string, c *config, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
-	res, err := instrument(bin, patch.Options{InstrumentStack: c.instrumentStack}, c.loops)
+	res, err := rewrite.Rewrite(bin, c.opt)
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
-	if c.listLoops && res.loops != nil {
-		listLoops(stdout, bin, res.graph, res.loops, c.stats)
-	}
-	if c.dumpCFG != "" && res.loops != nil {
-		if _, err := dumpCFG(c.dumpCFG, res.graph, res.loops); err != nil {
+	if res.Loops != nil {
+		if err := showFound(bin, res.Graph, res.Loops, c, stdout); err != nil {
 			return err
 		}
 	}
-	if err := writeFileAtomic(c.output, res.image, 0o755); err != nil {
+	if err := writeFileAtomic(c.output, res.Image, 0o755); err != nil {
 		return err
 	}
 	if err := installRuntime(lib, filepath.Dir(c.output)); err != nil {
@@ -135,10 +132,10 @@ func rewrite(input string, c *config, stdout, stderr io.Writer) error {
 	}
 	if c.verbose {
 		fmt.Fprintf(stderr, "hgrewrite: wrote %s (%d bytes, %d trampoline bytes) in %.2fs\n",
-			c.output, len(res.image), res.textSize, time.Since(start).Seconds())
+			c.output, len(res.Image), res.TextSize, time.Since(start).Seconds())
 	}
 	if c.stats {
-		printStats(stdout, res, time.Since(start))
+		res.WriteStats(stdout, time.Since(start))
 	}
 	return nil
 }
@@ -149,52 +146,27 @@ func showLoops(input string, c *config, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", input, err)
 	}
-	g, _ := analyze(bin)
-	lr, _ := findLoops(bin, g, c.loops.opt)
-	listLoops(stdout, bin, g, lr, c.stats)
-	if c.dumpCFG != "" {
-		if _, err := dumpCFG(c.dumpCFG, g, lr); err != nil {
+	g, _ := rewrite.Graph(bin)
+	lr := loops.Analyze(rewrite.LoopInput(bin, g), c.opt.LoopOptions)
+	return showFound(bin, g, lr, c, stdout)
+}
+
+// showFound lists the loops found (--list-loops) and writes their
+// functions' graphs (--dump-cfg).
+func showFound(bin *elfrw.Binary, g *cfg.Graph, lr *loops.Result, c *config, stdout io.Writer) error {
+	if c.listLoops {
+		rewrite.ListLoops(stdout, bin, g, lr, c.stats)
+	}
+	if c.dumpCFG == "" {
+		return nil
+	}
+	if err := os.MkdirAll(c.dumpCFG, 0o755); err != nil {
+		return err
+	}
+	for _, d := range rewrite.CFGDumps(g, lr) {
+		if err := os.WriteFile(filepath.Join(c.dumpCFG, d.File), []byte(d.Dot), 0o644); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func printStats(w io.Writer, res *result, took time.Duration) {
-	s := res.stats
-	fmt.Fprintf(w, "instructions decoded:        %d\n", s.Instructions)
-	fmt.Fprintf(w, "undecodable instructions:    %d\n", res.undecodable)
-	fmt.Fprintf(w, "memory instructions:         %d\n", s.MemInsts)
-	pct := 0.0
-	if s.MemInsts > 0 {
-		pct = 100 * float64(s.Instrumented) / float64(s.MemInsts)
-	}
-	fmt.Fprintf(w, "instrumented:                %d (%.1f%%)\n", s.Instrumented, pct)
-	for _, k := range sortedKeys(s.Skipped) {
-		fmt.Fprintf(w, "skipped, %-30s %d\n", k+":", s.Skipped[k])
-	}
-	for _, k := range sortedKeys(s.Tactics) {
-		fmt.Fprintf(w, "tactic %-32s %d blocks\n", k+":", s.Tactics[k])
-	}
-	fmt.Fprintf(w, "basic blocks:                %d\n", res.blocks)
-	fmt.Fprintf(w, "functions:                   %d\n", res.funcs)
-	fmt.Fprintf(w, "jump tables recovered:       %d\n", res.jumpTables)
-	fmt.Fprintf(w, "trampoline bytes:            %d\n", res.textSize)
-	if lr := res.loops; lr != nil {
-		fmt.Fprintf(w, "loops:                       %d\n", lr.Stats.Loops)
-		fmt.Fprintf(w, "wait-enclosing loops:        %d\n", lr.Stats.WaitLoops)
-		fmt.Fprintf(w, "spinning-read loops:         %d\n", lr.Stats.SpinLoops)
-		fmt.Fprintf(w, "loop hooks placed:           %d (not placeable: %d)\n", s.Hooks, s.HooksSkipped)
-		fmt.Fprintf(w, "loop analysis time:          %.3fs\n", res.loopTime.Seconds())
-	}
-	fmt.Fprintf(w, "rewrite time:                %.3fs\n", took.Seconds())
-}
-
-func sortedKeys(m map[string]int) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	return ks
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"hgrewrite/elfrw"
+	"hgrewrite/rewrite"
 )
 
 // TestUsrBin is requirement 2 of the rewriter: decoding and CFG
@@ -56,7 +57,7 @@ func TestUsrBin(t *testing.T) {
 					mu.Unlock()
 					continue
 				}
-				g, bad := analyze(bin)
+				g, bad := rewrite.Graph(bin)
 				n := 0
 				for _, s := range g.Sections {
 					n += len(s.Insts)

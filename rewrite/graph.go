@@ -1,28 +1,24 @@
-package main
+package rewrite
 
 import (
-	"fmt"
 	"strings"
-	"time"
 
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 	"hgrewrite/elfrw"
-	"hgrewrite/loops"
-	"hgrewrite/patch"
 )
 
-type result struct {
-	image       []byte
-	graph       *cfg.Graph
-	loops       *loops.Result // nil when loop analysis is off
-	loopTime    time.Duration
-	stats       patch.Stats
-	undecodable int
-	blocks      int
-	funcs       int
-	jumpTables  int
-	textSize    int
+// Graph decodes every executable section of bin and builds the
+// whole-binary graph the rewriter instruments, with the accesses it
+// treats as atomic already marked (markGuardReads, markAtomicAccessors).
+// It also returns the number of undecodable instructions in reachable
+// code.
+func Graph(bin *elfrw.Binary) (*cfg.Graph, int) {
+	in := graphInput(bin)
+	markGuardReads(bin, in.Sections)
+	markAtomicAccessors(bin, in.Sections)
+	g := cfg.Build(in)
+	return g, undecodable(g)
 }
 
 // instrumentSection says which executable sections get instrumented: the
@@ -31,9 +27,10 @@ func instrumentSection(name string) bool {
 	return name == ".text" || len(name) > 6 && name[:6] == ".text."
 }
 
-// analyze decodes every executable section and builds the graph. It
-// returns the number of undecodable instructions in reachable code.
-func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
+// graphInput decodes the executable sections, with every address the
+// file names as code (symbols, unwind entries, PLT stubs, entry, landing
+// pads) as a decoding sync point and a function or entry hint.
+func graphInput(bin *elfrw.Binary) cfg.Input {
 	in := cfg.Input{PLT: bin.PLT, GOT: bin.GOT, PIE: bin.PIE}
 	var syncs []uint64
 	for _, s := range bin.Symbols {
@@ -67,9 +64,12 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 		}
 		return bin.Bytes(addr, n)
 	}
-	markGuardReads(bin, in.Sections)
-	markAtomicAccessors(bin, in.Sections)
-	g := cfg.Build(in)
+	return in
+}
+
+// undecodable counts the undecodable instructions in reachable code
+// (not the filler between functions).
+func undecodable(g *cfg.Graph) int {
 	bad := 0
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
@@ -82,7 +82,7 @@ func analyze(bin *elfrw.Binary) (*cfg.Graph, int) {
 			}
 		}
 	}
-	return g, bad
+	return bad
 }
 
 // markGuardReads treats reads of C++ static-initialisation guards
@@ -108,12 +108,6 @@ func markGuardReads(bin *elfrw.Binary, secs []cfg.Code) {
 			}
 		}
 	}
-}
-
-// loopConfig says whether and how loops are analysed and instrumented.
-type loopConfig struct {
-	enabled bool
-	opt     loops.Options
 }
 
 // markAtomicAccessors makes the plain loads and stores inside libstdc++'s
@@ -168,57 +162,4 @@ func isAtomicAccessor(name string) bool {
 	// (conversion), aSE (assignment).
 	return strings.Contains(rest, "E4loadE") || strings.Contains(rest, "E5storeE") ||
 		strings.Contains(rest, "Ecv") || strings.Contains(rest, "EaSE")
-}
-
-func instrument(bin *elfrw.Binary, opt patch.Options, lc loopConfig) (*result, error) {
-	g, bad := analyze(bin)
-	var lr *loops.Result
-	var loopInput loops.Input
-	var loopTime time.Duration
-	if lc.enabled {
-		start := time.Now()
-		lr, loopInput = findLoops(bin, g, lc.opt)
-		opt.Hooks = planLoops(loopInput, lr)
-		loopTime = time.Since(start)
-	}
-	lay, err := bin.PlanLayout()
-	if err != nil {
-		return nil, err
-	}
-	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), PIE: bin.PIE}
-	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
-	res, err := patch.Rewrite(g, code, pl, opt)
-	if err != nil {
-		return nil, err
-	}
-	// Hooks that could not be placed: drop their loops' hooks entirely
-	// and rewrite again (a loop is hooked whole or not at all).
-	failed := map[uint64]bool{}
-	for round := 0; lr != nil && len(res.FailedHooks) > 0 && round < 3; round++ {
-		for _, a := range res.FailedHooks {
-			failed[a] = true
-		}
-		opt.Hooks = planHooks(loopInput, lr, failed)
-		if res, err = patch.Rewrite(g, code, pl, opt); err != nil {
-			return nil, err
-		}
-	}
-	patches := make([]elfrw.CodePatch, len(res.Patches))
-	for i, p := range res.Patches {
-		patches[i] = elfrw.CodePatch{Addr: p.Addr, Bytes: p.Bytes}
-	}
-	img, err := bin.Write(lay, res.Text, res.RetStub, patches)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := elfrw.Parse(img); err != nil && !isAlreadyRewritten(err) {
-		return nil, fmt.Errorf("internal error: output does not parse: %v", err)
-	}
-	return &result{image: img, graph: g, loops: lr, loopTime: loopTime, stats: res.Stats, undecodable: bad, blocks: len(g.Blocks),
-		funcs: len(g.Funcs), jumpTables: g.JumpTables, textSize: len(res.Text)}, nil
-}
-
-func isAlreadyRewritten(err error) bool {
-	_, ok := err.(*elfrw.Error)
-	return ok
 }

@@ -1,0 +1,108 @@
+// Package rewrite owns hgrewrite's rewriting pipeline, from a parsed ELF
+// executable to the bytes of the rewritten one: the whole-binary graph
+// with the accesses that are atomic already marked (Graph), the loop
+// analysis over it (LoopInput), the plan that turns the loops found into
+// spin marks and hooks, patching with its retry rounds for hooks that
+// cannot be placed, writing the new ELF image and the self-check that it
+// parses (Rewrite), and the --list-loops listing, --stats counts and
+// --dump-cfg graphs of the result (ListLoops, Result.WriteStats,
+// CFGDumps). It does no file I/O: cmd/hgrewrite reads and writes the
+// files, and tests build their graphs here so that they test what ships.
+package rewrite
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"hgrewrite/cfg"
+	"hgrewrite/elfrw"
+	"hgrewrite/loops"
+	"hgrewrite/patch"
+)
+
+// Options says what to instrument.
+type Options struct {
+	InstrumentStack bool          // also rsp- and frame-pointer-relative accesses
+	Loops           bool          // find wait-enclosing and spinning-read loops and instrument them
+	LoopOptions     loops.Options // their size limits
+}
+
+// Result is a rewritten executable and what the pipeline saw on the way.
+type Result struct {
+	Image       []byte        // the rewritten ELF file
+	Graph       *cfg.Graph    // the graph instrumented, spin marks included
+	Loops       *loops.Result // nil when loop analysis is off
+	LoopTime    time.Duration // loop analysis and planning
+	Stats       patch.Stats   // of the last patching round
+	Undecodable int           // undecodable instructions in reachable code
+	TextSize    int           // trampoline bytes
+}
+
+// Rewrite instruments bin and writes the new image.
+func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
+	g, bad := Graph(bin)
+	r := &Result{Graph: g, Undecodable: bad}
+	popt := patch.Options{InstrumentStack: opt.InstrumentStack}
+	var li loops.Input
+	if opt.Loops {
+		start := time.Now()
+		li = LoopInput(bin, g)
+		r.Loops = loops.Analyze(li, opt.LoopOptions)
+		popt.Hooks = planLoops(li, r.Loops)
+		r.LoopTime = time.Since(start)
+	}
+	lay, err := bin.PlanLayout()
+	if err != nil {
+		return nil, err
+	}
+	res, err := patchRounds(bin, g, lay, li, r.Loops, popt)
+	if err != nil {
+		return nil, err
+	}
+	patches := make([]elfrw.CodePatch, len(res.Patches))
+	for i, p := range res.Patches {
+		patches[i] = elfrw.CodePatch{Addr: p.Addr, Bytes: p.Bytes}
+	}
+	if r.Image, err = bin.Write(lay, res.Text, res.RetStub, patches); err != nil {
+		return nil, err
+	}
+	if err := selfCheck(r.Image); err != nil {
+		return nil, err
+	}
+	r.Stats, r.TextSize = res.Stats, len(res.Text)
+	return r, nil
+}
+
+// patchRounds patches the graph. Hooks that could not be placed drop
+// their loops' hooks entirely and the graph is patched again (a loop is
+// hooked whole or not at all), at most three more times.
+func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.Input, lr *loops.Result, opt patch.Options) (*patch.Result, error) {
+	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), PIE: bin.PIE}
+	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
+	res, err := patch.Rewrite(g, code, pl, opt)
+	if err != nil {
+		return nil, err
+	}
+	failed := map[uint64]bool{}
+	for round := 0; lr != nil && len(res.FailedHooks) > 0 && round < 3; round++ {
+		for _, a := range res.FailedHooks {
+			failed[a] = true
+		}
+		opt.Hooks = planHooks(li, lr, failed)
+		if res, err = patch.Rewrite(g, code, pl, opt); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// selfCheck parses the image written. The only error it may give is that
+// the image is hgrewrite's output (it loads the runtime library); any
+// other is a bug of the writer.
+func selfCheck(img []byte) error {
+	if _, err := elfrw.Parse(img); err != nil && !errors.Is(err, elfrw.ErrAlreadyRewritten) {
+		return fmt.Errorf("internal error: output does not parse: %v", err)
+	}
+	return nil
+}
