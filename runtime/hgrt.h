@@ -95,6 +95,7 @@ extern struct hg_options hg_opts;
  * chunks). */
 extern uint64_t hg_epochs[HG_MAX_THREADS];
 extern uintptr_t *hg_shadow_dir;
+#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT)) /* derived from hgabi.h */
 void hg_set_shadow_dir(uintptr_t dir);
 extern int hg_detect; /* detection active in this process (off in forked children) */
 

@@ -9,7 +9,7 @@
  * switched off there with a one-line notice.
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
@@ -26,10 +26,6 @@ struct hg_options hg_opts = {.err_fd = 2, .exitcode = 66};
 static int hg_forked_child;
 static struct hg_header *hg_hdr;
 static uint64_t hg_bias; /* load bias of the main program */
-
-void hg_arena_init(void);
-void hg_access(uint64_t addr, uint64_t info);
-void hg_range(uint64_t addr, uint64_t info, uint64_t count);
 
 /* hg_print writes one line to the runtime's stderr, or to log_path.<pid>. */
 void hg_print(const char *line)
