@@ -1,6 +1,7 @@
 /* rt_internal.h: what the C files share with each other and with nothing
  * else: the thread-record plumbing between the entry points (fastpath.c)
- * and the thread records (threads.c), and start.c's view of both.
+ * and the thread records (threads.c), start.c's view of both, and the
+ * wrappers' view of the address ranges (ranges.c).
  *
  * Unlike hgrt.h, this header is not part of the cgo preamble: the Go side
  * never sees these names. The symbols that used to be static in one file
@@ -50,5 +51,9 @@ HG_SLOW HG_INTERNAL struct hg_thread *hg_register(void);
 /* threads.c: hg_flush for the entry points, which may interrupt code with
  * live values in any register: saves the vector state around the Go call. */
 HG_SLOW HG_INTERNAL __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_thread *t);
+
+/* ranges.c: ra is code of this library (the wrappers let such calls pass
+ * straight through). */
+HG_INTERNAL int hg_from_runtime(void *ra);
 
 #endif

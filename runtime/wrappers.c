@@ -15,10 +15,9 @@
  * object's address (ch. 5.1.2).
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -26,48 +25,7 @@
 
 #include "_cgo_export.h"
 
-/* ---- is the caller the program, or this library? ---- */
-
-static uintptr_t hg_lib_lo, hg_lib_hi;
-
-/* hg_load_span gives the address range an object's loadable segments
- * span, counting only segments with all of the permission flags need. */
-static void hg_load_span(struct dl_phdr_info *info, uint32_t need, uintptr_t *lo, uintptr_t *hi)
-{
-	*lo = UINTPTR_MAX, *hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD || (p->p_flags & need) != need)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < *lo)
-			*lo = a;
-		if (a + p->p_memsz > *hi)
-			*hi = a + p->p_memsz;
-	}
-}
-
-static int hg_lib_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	uintptr_t self = (uintptr_t)data;
-	uintptr_t lo, hi;
-	hg_load_span(info, 0, &lo, &hi);
-	if (self >= lo && self < hi) {
-		hg_lib_lo = lo;
-		__atomic_store_n(&hg_lib_hi, hi, __ATOMIC_RELEASE);
-		return 1;
-	}
-	return 0;
-}
-
-static int hg_from_runtime(void *ra)
-{
-	if (__atomic_load_n(&hg_lib_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_lib_range, (void *)(uintptr_t)&hg_lib_range);
-	uintptr_t a = (uintptr_t)ra;
-	return a >= hg_lib_lo && a < hg_lib_hi;
-}
+/* ---- which calls are tracked ---- */
 
 /* hg_tracked returns the calling thread's record when the call must be
  * tracked: called by the program, and the thread may buffer events. */
@@ -84,40 +42,6 @@ static struct hg_thread *hg_active(void *ra)
 	if (t)
 		hg_flush(t);
 	return t;
-}
-
-/* hg_link_pc turns a return address into the main program's link-time
- * address when it lies in the main program, else 0. */
-static uintptr_t hg_main_lo, hg_main_hi, hg_main_bias;
-
-static int hg_main_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	uintptr_t lo, hi;
-	hg_load_span(info, PF_X, &lo, &hi);
-	hg_main_lo = lo;
-	hg_main_bias = info->dlpi_addr;
-	__atomic_store_n(&hg_main_hi, hi, __ATOMIC_RELEASE);
-	return 1; /* the main program only */
-}
-
-uint64_t hg_link_pc(void *ra)
-{
-	if (__atomic_load_n(&hg_main_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_main_range, NULL);
-	uintptr_t a = (uintptr_t)ra;
-	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
-}
-
-int hg_in_runtime(uint64_t addr)
-{
-	return hg_from_runtime((void *)(uintptr_t)addr);
-}
-
-uint64_t hg_link_pc_addr(uint64_t ra)
-{
-	return hg_link_pc((void *)(uintptr_t)ra);
 }
 
 #define REAL(name) real_##name
