@@ -60,7 +60,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return 1; /* the common case: nothing changes */
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
-	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & 0xffff) != 0)
+	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
@@ -70,8 +70,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 
 /* hg_handled applies the fast path to an access within one granule or to
  * whole aligned granules (words and vectors up to 32 bytes); anything else
- * goes to the Go side. The state is word 0 (shadow/cell.go): state (60-63) | tid (44-59) | touched
- * mask (40-43) | clock, and epoch is tid << 44 | clock. */
+ * goes to the Go side. The state is word 0 (shadow/cell.go, hgabi.h): state
+ * (from SH_STATE_SHIFT) | tid (from SH_TID_SHIFT) | touched mask
+ * (SH_TOUCHED_MASK) | clock, and epoch is tid << SH_TID_SHIFT | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags)
 {
@@ -107,7 +108,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 		    hg_spin_is(addr, len ? len : HG_INFO_SIZE(info))) {
 			/* the counterpart write of a spin variable reached through a
 			 * pointer (loops.c): a release, not an access */
-			info |= (uint64_t)(HG_ATOMIC | HG_SPIN) << 48;
+			info |= HG_INFO(0, 0, HG_ATOMIC | HG_SPIN);
 		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
 			return;
 		}
@@ -166,7 +167,7 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 		if (flags & HG_POST)
 			return;
 		hg_add(&t->accesses, 1, t);
-		hg_push(t, addr, info & ~((uint64_t)(HG_ATOMIC | HG_SPIN) << 48), 0);
+		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_ATOMIC | HG_SPIN), 0);
 		return;
 	}
 	if (!(flags & HG_POST))
@@ -174,8 +175,8 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	if (!(flags & HG_ATOMIC)) {
 		/* a store that may write a spin variable (an element of a global
 		 * array of flags): a release, and a checked write all the same */
-		hg_push(t, addr, info | (uint64_t)HG_ATOMIC << 48, 0);
-		hg_push(t, addr, info & ~((uint64_t)HG_SPIN << 48), 0);
+		hg_push(t, addr, info | HG_INFO(0, 0, HG_ATOMIC), 0);
+		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_SPIN), 0);
 		return;
 	}
 	if (flags & HG_READ) {

@@ -35,6 +35,11 @@ _Static_assert(__builtin_offsetof(struct hg_header, slot_range) == HG_HDR_OFF_SL
 #define HG_INFO_PC(i) ((uint32_t)(i))
 #define HG_INFO_SIZE(i) ((uint32_t)(((i) >> HG_INFO_SIZE_SHIFT) & 0xffff))
 #define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> HG_INFO_FLAGS_SHIFT) & 0xffff))
+/* HG_INFO packs an info word; HG_INFO(0, 0, f) is the flag bits f alone,
+ * to set or clear them in a word. */
+#define HG_INFO(pc, size, flags)                                                  \
+	((uint64_t)(uint32_t)(pc) | (uint64_t)(uint16_t)(size) << HG_INFO_SIZE_SHIFT | \
+	 (uint64_t)(uint16_t)(flags) << HG_INFO_FLAGS_SHIFT)
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -90,12 +95,14 @@ struct hg_options {
 extern struct hg_options hg_opts;
 
 /* The fast path's view of the detector (fastpath.c, epochs.go): each
- * thread's current epoch (tid << 44 | clock), and the shadow memory's
+ * thread's current epoch (tid << SH_TID_SHIFT | clock), and the shadow memory's
  * directory (see package shadow: 4-byte granules, 24-byte cells, 4 MiB
  * chunks). */
 extern uint64_t hg_epochs[HG_MAX_THREADS];
 extern uintptr_t *hg_shadow_dir;
-#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT)) /* derived from hgabi.h */
+/* derived from hgabi.h's layout */
+#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
+#define HG_CELL_TID_MASK ((1ull << (SH_STATE_SHIFT - SH_TID_SHIFT)) - 1) /* the tid field, shifted down */
 void hg_set_shadow_dir(uintptr_t dir);
 extern int hg_detect; /* detection active in this process (off in forked children) */
 

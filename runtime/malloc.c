@@ -38,7 +38,7 @@ static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 	if (!t)
 		return;
 	uint64_t pc = hg_link_pc(ra);
-	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)pc | (uint64_t)(flag | HG_RESET_DONE) << 48, n, pc != 0);
+	hg_event(t, (uint64_t)(uintptr_t)p, HG_INFO(pc, 0, flag | HG_RESET_DONE), n, pc != 0);
 }
 
 static void hg_alloc(void *p, size_t n, void *ra)

@@ -33,8 +33,7 @@ static void hg_note(const void *addr, size_t len, int flags, void *ra)
 	t->ranges++;
 	t->bytes += len;
 	uint64_t pc = hg_link_pc(ra);
-	hg_event(t, (uint64_t)(uintptr_t)addr, (uint64_t)(uint32_t)pc | (uint64_t)1 << 32 | (uint64_t)flags << 48, len,
-		 pc != 0);
+	hg_event(t, (uint64_t)(uintptr_t)addr, HG_INFO(pc, 1, flags), len, pc != 0);
 }
 
 #define RA __builtin_return_address(0)

@@ -159,12 +159,12 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		t->rec_writes_on = 1;
 		mode |= HG_LOCK_BEGIN;
 	}
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
+	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
+	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
 }
 
 /* hg_region_end is every unlock. Releasing the mutex that began the
@@ -271,7 +271,7 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 {
 	if (!t)
 		return;
-	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_SIGNAL << 48, 0, 1);
+	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	t->nrec_w = 0; /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = 0;
@@ -310,7 +310,7 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
 	t->waited = t->recording;
-	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_WAITDONE << 48,
+	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_WAITDONE),
 		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
 	hg_flush(t);
 }
