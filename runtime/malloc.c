@@ -1,9 +1,13 @@
 /* malloc.c: interposed allocation functions.
  *
+ * It owns the wrappers of malloc, calloc, realloc, free, memalign,
+ * aligned_alloc, posix_memalign and C++ operator new and delete, and the
+ * heap events they buffer. The shadow reset itself is shadow.c's.
+ *
  * A new block's shadow is reset (so that memory reused by malloc does not
  * carry a previous owner's history) and its allocation site is recorded for
  * reports; a released block's shadow is reset too. The reset happens at
- * once, in C (hg_reset_cells), and nothing here calls into Go: malloc and
+ * once, in C (hg_reset_cells, shadow.c), and nothing here calls into Go: malloc and
  * free run inside glibc's own locked sections (for example the thread stack
  * cache while a thread exits), where a Go call can deadlock when the Go
  * scheduler needs a new thread. The real functions are glibc's __libc_*

@@ -1,5 +1,9 @@
 /* start.c: start-up and exit of the runtime in a rewritten program.
  *
+ * It owns the options (hg_opts), the constructor and destructor, the fork
+ * handler, the exit statistics and the runtime's output (hg_print,
+ * hg_halt).
+ *
  * At start-up (a constructor that runs after the Go runtime's initialiser,
  * see TestRuntimeInitOrder) it reads HG_OPTIONS through the Go side, finds
  * the header hgrewrite left in the main program and fills its entry slots.

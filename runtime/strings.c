@@ -1,5 +1,6 @@
-/* strings.c: interposed memory and string functions, reported as range
- * accesses. glibc's own code is not rewritten, so without these a memcpy
+/* strings.c: interposed memory and string functions (mem*, str*), reported
+ * as range accesses; it owns those wrappers and hg_note, which buffers
+ * their ranges. glibc's own code is not rewritten, so without these a memcpy
  * racing with a plain write would go unseen. The ranges are buffered like
  * the trampolines' accesses (no flush: these are hot). The real functions
  * come from dlsym; while dlsym itself runs (it may copy memory), simple

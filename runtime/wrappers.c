@@ -1,11 +1,18 @@
 /* wrappers.c: interposed synchronisation functions.
  *
+ * It owns the wrappers of pthread_create/join/exit, the mutex, spin and
+ * rwlock functions, condition variables, semaphores, barriers,
+ * __cxa_guard_* and pthread_once, and the check every wrapper starts with
+ * (hg_tracked, hg_active). Which code a return address belongs to is
+ * ranges.c's.
+ *
  * The runtime library is the first DT_NEEDED of every rewritten program, so
  * these definitions win over libc's for the whole process (libstdc++
  * included), as LD_PRELOAD would; the real functions come from
  * dlsym(RTLD_NEXT). The Go runtime inside this library calls some of them
  * too (the library is linked -Bsymbolic): calls whose return address lies in
- * this library pass straight through, before and after start-up.
+ * this library (ranges.c, hg_from_runtime) pass straight through, before
+ * and after start-up.
  *
  * Every wrapper first hands the thread's buffered accesses to the Go side
  * (hg_flush), so that they are processed with the segment and lockset they
