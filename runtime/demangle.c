@@ -1,7 +1,9 @@
-/* demangle.c: C++ names in reports. libstdc++'s __cxa_demangle is used when
- * the program has loaded libstdc++ (every C++ program has); otherwise names
- * stay as they are. */
+/* demangle.c: C++ names in reports; it owns hg_demangle. libstdc++'s
+ * __cxa_demangle is used when the program has loaded libstdc++ (every C++
+ * program has); otherwise names stay as they are. */
 #define _GNU_SOURCE
+#include "hgrt.h"
+
 #include <dlfcn.h>
 #include <stddef.h>
 

@@ -10,189 +10,25 @@
  *
  * The entry points are compiled for general registers only and with
  * no_caller_saved_registers: they preserve every register they touch, so
- * trampolines save only flags and the argument registers. The slow path
+ * trampolines save only flags and the argument registers (rt_internal.h,
+ * HG_FAST and HG_SLOW). The flush from here (hg_flush_saving, threads.c)
  * saves the vector state (xsave) before it calls into Go.
+ *
+ * It owns only what runs per access: the entry points (hg_access,
+ * hg_range), their slow path (hooks, spinning-read loops, atomics), the
+ * fast path over shadow memory (hg_granule, hg_handled) and the recording
+ * of a lock-protected region's accesses (hg_record). The thread records
+ * and the flush to Go are threads.c's.
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
-#include <cpuid.h>
-#include <execinfo.h>
-#include <stdatomic.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
+#include <stddef.h>
 
-#include "_cgo_export.h"
-
-#define HG_FAST __attribute__((no_caller_saved_registers, target("general-regs-only"), used))
-#define HG_SLOW __attribute__((no_caller_saved_registers, target("general-regs-only"), noinline))
-
+/* The fast path's view of the detector (hgrt.h); the shadow directory is
+ * shadow.c's. */
 int hg_detect;
 uint64_t hg_epochs[HG_MAX_THREADS];
-uintptr_t *hg_shadow_dir;
-
-void hg_set_shadow_dir(uintptr_t dir)
-{
-	__atomic_store_n(&hg_shadow_dir, (uintptr_t *)dir, __ATOMIC_RELEASE);
-}
-
-/* Shadow layout: hgabi.h, generated from package shadow. */
-#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
-
-static __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
-static struct hg_thread *_Atomic hg_list;
-
-/* Thread records come from one reservation, bump-allocated without locks,
- * so registering is async-signal-safe. */
-#define HG_ARENA_BYTES (64u << 20)
-#define HG_STACK_FRAMES 32
-/* Thread records sit on cache lines of their own: every access updates its
- * thread's counter, and a neighbour's record on the same line would
- * bounce between cores. */
-#define HG_RECORD_BYTES ((sizeof(struct hg_thread) + 127) & ~(size_t)127)
-static char *hg_arena;
-static _Atomic size_t hg_arena_used;
-static struct hg_thread hg_overflow; /* shared, updated atomically, once the arena is full */
-static uint32_t hg_xsave_size;
-
-void hg_arena_init(void)
-{
-	void *a = mmap(NULL, HG_ARENA_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (a != MAP_FAILED)
-		hg_arena = a;
-	unsigned eax, ebx, ecx, edx;
-	if (__get_cpuid_count(0xd, 0, &eax, &ebx, &ecx, &edx) && ebx > 0)
-		hg_xsave_size = ebx;
-	hg_overflow.tid = -1;
-	hg_overflow.in_rt = 1; /* never buffers */
-}
-
-/* hg_register creates the calling thread's record. It preserves every
- * register itself, so that calling it does not make the entry points save
- * all registers on every access. */
-HG_SLOW static struct hg_thread *hg_register(void)
-{
-	size_t off = atomic_fetch_add_explicit(&hg_arena_used, HG_RECORD_BYTES, memory_order_relaxed);
-	if (hg_arena == NULL || off + HG_RECORD_BYTES > HG_ARENA_BYTES)
-		return &hg_overflow;
-	struct hg_thread *t = (struct hg_thread *)(hg_arena + off);
-	t->tid = -1;
-	size_t bufsz = HG_EVENTS * sizeof(struct hg_event);
-	size_t xs = (hg_xsave_size + 63) & ~(size_t)63;
-	void *m = mmap(NULL, bufsz + xs + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		t->in_rt = 1; /* no buffer: count only */
-	} else {
-		t->buf = m;
-		t->xsave = (void *)(((uintptr_t)m + bufsz + 63) & ~(uintptr_t)63);
-	}
-	t->next = atomic_load_explicit(&hg_list, memory_order_relaxed);
-	while (!atomic_compare_exchange_weak_explicit(&hg_list, &t->next, t, memory_order_release,
-						      memory_order_relaxed))
-		;
-	hg_self = t;
-	return t;
-}
-
-struct hg_thread *hg_current(void)
-{
-	struct hg_thread *t = hg_self;
-	return t ? t : hg_register();
-}
-
-/* hg_bufferable returns the calling thread's record when a wrapper may
- * buffer an event for it: detection on, a detector thread id, a buffer,
- * and not inside the runtime. */
-struct hg_thread *hg_bufferable(void)
-{
-	if (!hg_detect)
-		return NULL;
-	struct hg_thread *t = hg_current();
-	return t->in_rt || t->tid < 0 || !t->buf ? NULL : t;
-}
-
-struct hg_thread *hg_threads_head(void)
-{
-	return atomic_load_explicit(&hg_list, memory_order_acquire);
-}
-
-/* hg_stack_now gives the Go side the call stack for the thread's pending
- * reports. */
-static void hg_stack_now(struct hg_thread *t)
-{
-	void *pcs[HG_STACK_FRAMES];
-	int k = backtrace(pcs, HG_STACK_FRAMES);
-	uint64_t ras[HG_STACK_FRAMES];
-	for (int i = 0; i < k; i++)
-		ras[i] = (uint64_t)(uintptr_t)pcs[i];
-	t->want_stack = 0;
-	hgGoStack(t->tid, ras, k);
-}
-
-/* hg_flush_guarded hands the buffered events to the Go side; the caller
- * has set t->in_rt, so that accesses of a signal handler that interrupts
- * it are dropped. Reports found wait for a call stack: can_stack says the
- * caller is a wrapper called by the program, whose frames have unwind
- * information (trampolines have none); otherwise the stack is taken at the
- * thread's next wrapper call. */
-static void hg_flush_guarded(struct hg_thread *t, int can_stack)
-{
-	if (t->n) {
-		uint32_t n = t->n;
-		t->n = 0;
-		if (hgGoFlush(t->tid, t->buf, n, t) > 0)
-			t->want_stack = 1;
-	}
-	if (t->want_stack && can_stack)
-		hg_stack_now(t);
-}
-
-static void hg_flush_with(struct hg_thread *t, int can_stack)
-{
-	if (t->in_rt || !hg_detect) {
-		t->n = 0;
-		return;
-	}
-	if (t->n == 0 && !(can_stack && t->want_stack))
-		return;
-	t->in_rt = 1;
-	hg_flush_guarded(t, can_stack);
-	t->in_rt = 0;
-}
-
-/* hg_flush is hg_flush_with for the wrappers: ordinary C functions called
- * by the program; the vector registers are theirs to lose. */
-void hg_flush(struct hg_thread *t)
-{
-	hg_flush_with(t, 1);
-}
-
-/* hg_flush_saving is hg_flush for the entry points: the interrupted code
- * may hold live values in any register, vector ones included. */
-/* force_align_arg_pointer: trampolines run at any stack alignment, and the
- * C and Go code below assumes the ABI's 16 bytes. */
-HG_SLOW __attribute__((force_align_arg_pointer)) static void hg_flush_saving(struct hg_thread *t)
-{
-	if (t->in_rt || !hg_detect) {
-		t->n = 0;
-		return;
-	}
-	/* in_rt covers the whole span from xsave to xrstor: a signal handler
-	 * flushing in between would overwrite the thread's one save area */
-	t->in_rt = 1;
-	__asm__ volatile("" ::: "memory");
-	void *area = t->xsave;
-	if (hg_xsave_size)
-		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	hg_flush_guarded(t, 0);
-	if (hg_xsave_size)
-		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	t->in_rt = 0;
-}
 
 __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t *p, uint64_t n, struct hg_thread *t)
 {
@@ -224,7 +60,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return 1; /* the common case: nothing changes */
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
-	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & 0xffff) != 0)
+	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
@@ -234,8 +70,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 
 /* hg_handled applies the fast path to an access within one granule or to
  * whole aligned granules (words and vectors up to 32 bytes); anything else
- * goes to the Go side. The state is word 0 (shadow/cell.go): state (60-63) | tid (44-59) | touched
- * mask (40-43) | clock, and epoch is tid << 44 | clock. */
+ * goes to the Go side. The state is word 0 (shadow/cell.go, hgabi.h): state
+ * (from SH_STATE_SHIFT) | tid (from SH_TID_SHIFT) | touched mask
+ * (SH_TOUCHED_MASK) | clock, and epoch is tid << SH_TID_SHIFT | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags)
 {
@@ -271,7 +108,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 		    hg_spin_is(addr, len ? len : HG_INFO_SIZE(info))) {
 			/* the counterpart write of a spin variable reached through a
 			 * pointer (loops.c): a release, not an access */
-			info |= (uint64_t)(HG_ATOMIC | HG_SPIN) << 48;
+			info |= HG_INFO(0, 0, HG_ATOMIC | HG_SPIN);
 		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
 			return;
 		}
@@ -286,65 +123,6 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC))
 		hg_flush_saving(t);
-}
-
-/* hg_reset_cells zeroes the shadow cells of a range (a heap block that is
- * allocated or released), without calling into Go: malloc and free are
- * called from inside glibc with its locks held (for example the thread
- * stack cache while a thread exits), and a Go call there can deadlock when
- * the Go scheduler needs a new thread. Whole pages of cells are given back
- * with madvise; cells of chunks never touched are zero already. */
-void hg_reset_cells(uint64_t addr, uint64_t size)
-{
-	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
-	if (!dir || size == 0 || addr >= SH_MAX_ADDR)
-		return;
-	if (addr + size > SH_MAX_ADDR || addr + size < addr)
-		size = SH_MAX_ADDR - addr;
-	uint64_t g = addr >> SH_GRANULE_SHIFT, last = (addr + size - 1) >> SH_GRANULE_SHIFT;
-	while (g <= last) {
-		uint64_t chunk_end = g | (SH_GRANULES_PER_CHUNK - 1); /* last granule of this chunk */
-		uint64_t stop = chunk_end < last ? chunk_end : last;
-		uintptr_t chunk = __atomic_load_n(&dir[(g << SH_GRANULE_SHIFT) >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-		if (chunk) {
-			uintptr_t lo = chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES;
-			uintptr_t hi = chunk + ((stop & (SH_GRANULES_PER_CHUNK - 1)) + 1) * SH_CELL_BYTES;
-			uintptr_t plo = (lo + 4095) & ~(uintptr_t)4095, phi = hi & ~(uintptr_t)4095;
-			if (phi > plo + 16 * 4096 && madvise((void *)plo, phi - plo, MADV_DONTNEED) == 0) {
-				for (uintptr_t p = lo; p < plo; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
-				for (uintptr_t p = phi; p < hi; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
-			} else {
-				for (uintptr_t p = lo; p < hi; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
-			}
-		}
-		g = stop + 1;
-	}
-}
-
-/* hg_event buffers an event of the C wrappers (heap blocks, locks, memory
- * ranges). When the buffer is full it is flushed only if may_flush: a
- * wrapper called from inside a library (glibc may hold internal locks) must
- * not call into Go, so the event is dropped instead. */
-void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush)
-{
-	if (t->n == HG_EVENTS) {
-		if (!may_flush)
-			return;
-		hg_flush(t);
-	}
-	if (t->recording && (HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE)))
-		hg_record(t, addr, HG_INFO_FLAGS(info)); /* memcpy and friends */
-	struct hg_event *e = &t->buf[t->n];
-	e->addr = addr;
-	e->info = info;
-	e->len = len;
-	/* the event is complete before it counts: a signal handler that
-	 * flushes in between must not hand over a stale slot */
-	__asm__ volatile("" ::: "memory");
-	t->n++;
 }
 
 /* hg_hook handles the rewriter's loop hooks (patch/hooks.go). A wait
@@ -389,7 +167,7 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 		if (flags & HG_POST)
 			return;
 		hg_add(&t->accesses, 1, t);
-		hg_push(t, addr, info & ~((uint64_t)(HG_ATOMIC | HG_SPIN) << 48), 0);
+		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_ATOMIC | HG_SPIN), 0);
 		return;
 	}
 	if (!(flags & HG_POST))
@@ -397,8 +175,8 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	if (!(flags & HG_ATOMIC)) {
 		/* a store that may write a spin variable (an element of a global
 		 * array of flags): a release, and a checked write all the same */
-		hg_push(t, addr, info | (uint64_t)HG_ATOMIC << 48, 0);
-		hg_push(t, addr, info & ~((uint64_t)HG_SPIN << 48), 0);
+		hg_push(t, addr, info | HG_INFO(0, 0, HG_ATOMIC), 0);
+		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_SPIN), 0);
 		return;
 	}
 	if (flags & HG_READ) {

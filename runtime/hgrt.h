@@ -1,11 +1,18 @@
 /* hgrt.h: the contract between rewritten executables and the runtime, and
- * the runtime's C-side declarations.
+ * the runtime's C-side declarations, in three sections:
  *
- * elfrw/write.go lays out the header below at the start of the data segment
- * that hgrewrite adds to every rewritten executable; the runtime finds it by
- * its magic and fills the two entry slots. Trampolines call through the slots
- * with rdi = address, rsi = info word (abi.Info), rdx = element count (range
- * entry only). The numbers come from hgabi.h, generated from package abi.
+ *   1. the contract with rewritten executables: the header and the info
+ *      word (the numbers are in hgabi.h, generated from package abi);
+ *   2. what the Go side sees through cgo (this header is the cgo
+ *      preamble's): the per-thread record and its events, the options, the
+ *      variables the Go side fills and the C functions it calls;
+ *   3. what the runtime's C files use of each other, by the file that owns
+ *      each name.
+ *
+ * The C files' private plumbing (the entry points and their attributes,
+ * the thread-record internals fastpath.c and threads.c share, names that
+ * were static once and are hidden now) is in rt_internal.h, which the Go
+ * side does not see. Each function is declared once, here or there.
  */
 #ifndef HGRT_H
 #define HGRT_H
@@ -13,6 +20,14 @@
 
 #include "hgabi.h" /* the numbers of the contract, generated from package abi */
 
+/* ==== 1. The contract with rewritten executables ====
+ *
+ * elfrw/write.go lays out the header below at the start of the data segment
+ * that hgrewrite adds to every rewritten executable; the runtime finds it by
+ * its magic and fills the two entry slots. Trampolines call through the slots
+ * with rdi = address, rsi = info word (abi.Info), rdx = element count (range
+ * entry only).
+ */
 struct hg_header {
 	char magic[8];
 	uint32_t version;
@@ -35,6 +50,13 @@ _Static_assert(__builtin_offsetof(struct hg_header, slot_range) == HG_HDR_OFF_SL
 #define HG_INFO_PC(i) ((uint32_t)(i))
 #define HG_INFO_SIZE(i) ((uint32_t)(((i) >> HG_INFO_SIZE_SHIFT) & 0xffff))
 #define HG_INFO_FLAGS(i) ((uint32_t)(((i) >> HG_INFO_FLAGS_SHIFT) & 0xffff))
+/* HG_INFO packs an info word; HG_INFO(0, 0, f) is the flag bits f alone,
+ * to set or clear them in a word. */
+#define HG_INFO(pc, size, flags)                                                  \
+	((uint64_t)(uint32_t)(pc) | (uint64_t)(uint16_t)(size) << HG_INFO_SIZE_SHIFT | \
+	 (uint64_t)(uint16_t)(flags) << HG_INFO_FLAGS_SHIFT)
+
+/* ==== 2. Shared with the Go side (cgo) ==== */
 
 /* One buffered access, handed to the Go side in batches. len is the byte
  * length for string-instruction ranges and 0 for single accesses (whose
@@ -48,8 +70,9 @@ struct hg_event {
 #define HG_EVENTS 1024
 #define HG_REC 32 /* addresses recorded per lock-protected region, each of reads and writes */
 
-/* Per-thread record. The counters live in an arena and are never freed, so
- * totals survive thread exit; the event buffer is mapped per thread. */
+/* Per-thread record (threads.c). The counters live in an arena and are
+ * never freed, so totals survive thread exit; the event buffer is mapped
+ * per thread. */
 struct hg_thread {
 	uint64_t accesses; /* single accesses */
 	uint64_t ranges;   /* string-instruction ranges */
@@ -66,7 +89,7 @@ struct hg_thread {
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
-	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (fastpath.c) */
+	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
@@ -87,37 +110,55 @@ struct hg_options {
 	char log_path[4096];
 };
 
-extern struct hg_options hg_opts;
+extern struct hg_options hg_opts; /* start.c */
 
-/* The fast path's view of the detector (fastpath.c, epochs.go): each
- * thread's current epoch (tid << 44 | clock), and the shadow memory's
- * directory (see package shadow: 4-byte granules, 24-byte cells, 4 MiB
- * chunks). */
-extern uint64_t hg_epochs[HG_MAX_THREADS];
-extern uintptr_t *hg_shadow_dir;
-void hg_set_shadow_dir(uintptr_t dir);
+/* The fast path's view of the detector, filled by the Go side: each
+ * thread's current epoch (tid << SH_TID_SHIFT | clock; fastpath.c,
+ * epochs.go) and the shadow memory's directory (shadow.c; package shadow:
+ * 4-byte granules, 24-byte cells, 4 MiB chunks). */
+extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
+void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
+
+/* The C functions the Go side calls. */
+uint64_t hg_link_pc_addr(uint64_t ra); /* ranges.c: hg_link_pc for an address held as an integer */
+int hg_in_runtime(uint64_t addr);      /* ranges.c: addr is code of this library */
+void hg_print(const char *line);       /* start.c: one line to the runtime's stderr or log file */
+void hg_halt(int code);                /* start.c: flush stdio and exit now (halt_on_error) */
+char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */
+
+/* ==== 3. Between the runtime's C files, by owner ==== */
+
+/* The shadow layout the C side derives from hgabi.h (fastpath.c, shadow.c). */
+#define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
+#define HG_CELL_TID_MASK ((1ull << (SH_STATE_SHIFT - SH_TID_SHIFT)) - 1) /* a cell's tid field, shifted down */
+
+/* fastpath.c */
 extern int hg_detect; /* detection active in this process (off in forked children) */
-
-struct hg_thread *hg_threads_head(void);
-struct hg_thread *hg_current(void);
-struct hg_thread *hg_bufferable(void); /* the thread's record if it may buffer events now, else NULL */
-void hg_flush(struct hg_thread *t);
-void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
-void hg_reset_cells(uint64_t addr, uint64_t size);
-void hg_spin_note(uint64_t addr);              /* loops.c: addr is a spin variable */
+/* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
-												   uint32_t flags); /* fastpath.c */
+												   uint32_t flags);
+
+/* threads.c */
+struct hg_thread *hg_threads_head(void); /* every thread's record (exit statistics) */
+struct hg_thread *hg_current(void);      /* the calling thread's record, made on first use */
+struct hg_thread *hg_bufferable(void);   /* the thread's record if it may buffer events now, else NULL */
+void hg_flush(struct hg_thread *t);      /* buffered events to the Go side (wrappers) */
+void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
+
+/* shadow.c */
+extern uintptr_t *hg_shadow_dir;
+void hg_reset_cells(uint64_t addr, uint64_t size); /* zero a heap block's cells, without Go */
+
+/* loops.c */
+void hg_spin_note(uint64_t addr); /* addr is a spin variable */
 /* is a write to [addr, addr+size) a counterpart write? (called on the fast path: saves what it uses) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) int hg_spin_is(uint64_t addr, uint64_t size);
 void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released */
 extern int hg_spin_used;
-void hg_cvm_note(uint64_t m); /* loops.c: m is a mutex used with a condition variable */
+void hg_cvm_note(uint64_t m); /* m is a mutex used with a condition variable */
 int hg_cvm_is(uint64_t m);
-uint64_t hg_safe_load(uint64_t addr);          /* 8 bytes at addr, 0 if unreadable */
-uint64_t hg_link_pc(void *ra); /* 0 unless ra is in the main program */
-uint64_t hg_link_pc_addr(uint64_t ra); /* the same for an address held as an integer (Go) */
-int hg_in_runtime(uint64_t addr); /* addr is code of this library */
-void hg_print(const char *line);
-void hg_halt(int code); /* flush stdio and exit now (halt_on_error) */
-char *hg_demangle(const char *name); /* malloc'd, or NULL (demangle.c) */
+uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */
+
+/* ranges.c */
+uint64_t hg_link_pc(void *ra); /* the main program's link-time address of ra; 0 unless ra is in it */
 #endif

@@ -1,5 +1,7 @@
 /* loops.c: run-time support for the loops the rewriter found (package
- * loops): the set of spin variables, and a load that cannot fault.
+ * loops). It owns the set of spin variables (hg_spin_*), the set of
+ * mutexes used with condition variables (hg_cvm_*), and a load that cannot
+ * fault (hg_safe_load).
  *
  * A spinning-read loop's condition loads are acquires (after the load) and
  * the stores the rewriter could match to them statically are releases

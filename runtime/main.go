@@ -4,14 +4,30 @@
 //
 // It owns the run-time side of the rewrite contract (hgrt.h) and the race
 // detector:
-//   - fastpath.c: the entry points trampolines call; they count accesses and
-//     buffer them per thread;
+//   - fastpath.c: the entry points trampolines call, run on every access:
+//     they count accesses, settle the common case on shadow memory
+//     (hg_handled) and buffer the rest per thread;
+//   - threads.c: the per-thread records (arena, registration, the list of
+//     threads) and the flush of buffered events to the Go side;
+//   - shadow.c: the shadow directory pointer and the reset of a heap
+//     block's cells without the Go side;
 //   - wrappers.c: interposed pthread/semaphore functions;
+//   - ranges.c: address ranges of the loaded objects (is a return address
+//     in this library, its link-time address in the main program);
+//   - malloc.c: interposed allocation functions, C++ new and delete;
+//   - strings.c: interposed memory and string functions, as range accesses;
+//   - loops.c: spin variables, mutexes used with condition variables, a
+//     load that cannot fault;
 //   - start.c: start-up (options, the header in the program, entry slots),
 //     fork handling, exit statistics and the exit-status rule;
+//   - demangle.c: C++ names in reports;
 //   - exports.go, detector.go, report.go, symbols.go: the Go side, which runs
 //     the memory state machines (package msm) over shadow memory (package
 //     shadow) and writes reports.
+//
+// hgrt.h declares the contract, what the Go side sees of the C side and
+// what the C files use of each other; rt_internal.h, which the Go side does
+// not see, the C files' private plumbing.
 //
 // Per-access work stays in C; the Go side sees batches. Nothing calls into
 // Go in a forked child: a child inherits the Go runtime's locks but not its

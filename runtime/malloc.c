@@ -1,9 +1,13 @@
 /* malloc.c: interposed allocation functions.
  *
+ * It owns the wrappers of malloc, calloc, realloc, free, memalign,
+ * aligned_alloc, posix_memalign and C++ operator new and delete, and the
+ * heap events they buffer. The shadow reset itself is shadow.c's.
+ *
  * A new block's shadow is reset (so that memory reused by malloc does not
  * carry a previous owner's history) and its allocation site is recorded for
  * reports; a released block's shadow is reset too. The reset happens at
- * once, in C (hg_reset_cells), and nothing here calls into Go: malloc and
+ * once, in C (hg_reset_cells, shadow.c), and nothing here calls into Go: malloc and
  * free run inside glibc's own locked sections (for example the thread stack
  * cache while a thread exits), where a Go call can deadlock when the Go
  * scheduler needs a new thread. The real functions are glibc's __libc_*
@@ -38,7 +42,7 @@ static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 	if (!t)
 		return;
 	uint64_t pc = hg_link_pc(ra);
-	hg_event(t, (uint64_t)(uintptr_t)p, (uint64_t)(uint32_t)pc | (uint64_t)(flag | HG_RESET_DONE) << 48, n, pc != 0);
+	hg_event(t, (uint64_t)(uintptr_t)p, HG_INFO(pc, 0, flag | HG_RESET_DONE), n, pc != 0);
 }
 
 static void hg_alloc(void *p, size_t n, void *ra)

@@ -1,5 +1,9 @@
 /* start.c: start-up and exit of the runtime in a rewritten program.
  *
+ * It owns the options (hg_opts), the constructor and destructor, the fork
+ * handler, the exit statistics and the runtime's output (hg_print,
+ * hg_halt).
+ *
  * At start-up (a constructor that runs after the Go runtime's initialiser,
  * see TestRuntimeInitOrder) it reads HG_OPTIONS through the Go side, finds
  * the header hgrewrite left in the main program and fills its entry slots.
@@ -9,7 +13,7 @@
  * switched off there with a one-line notice.
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
 #include <execinfo.h>
 #include <fcntl.h>
@@ -26,10 +30,6 @@ struct hg_options hg_opts = {.err_fd = 2, .exitcode = 66};
 static int hg_forked_child;
 static struct hg_header *hg_hdr;
 static uint64_t hg_bias; /* load bias of the main program */
-
-void hg_arena_init(void);
-void hg_access(uint64_t addr, uint64_t info);
-void hg_range(uint64_t addr, uint64_t info, uint64_t count);
 
 /* hg_print writes one line to the runtime's stderr, or to log_path.<pid>. */
 void hg_print(const char *line)

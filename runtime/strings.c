@@ -1,5 +1,6 @@
-/* strings.c: interposed memory and string functions, reported as range
- * accesses. glibc's own code is not rewritten, so without these a memcpy
+/* strings.c: interposed memory and string functions (mem*, str*), reported
+ * as range accesses; it owns those wrappers and hg_note, which buffers
+ * their ranges. glibc's own code is not rewritten, so without these a memcpy
  * racing with a plain write would go unseen. The ranges are buffered like
  * the trampolines' accesses (no flush: these are hot). The real functions
  * come from dlsym; while dlsym itself runs (it may copy memory), simple
@@ -33,8 +34,7 @@ static void hg_note(const void *addr, size_t len, int flags, void *ra)
 	t->ranges++;
 	t->bytes += len;
 	uint64_t pc = hg_link_pc(ra);
-	hg_event(t, (uint64_t)(uintptr_t)addr, (uint64_t)(uint32_t)pc | (uint64_t)1 << 32 | (uint64_t)flags << 48, len,
-		 pc != 0);
+	hg_event(t, (uint64_t)(uintptr_t)addr, HG_INFO(pc, 1, flags), len, pc != 0);
 }
 
 #define RA __builtin_return_address(0)

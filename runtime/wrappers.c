@@ -1,11 +1,18 @@
 /* wrappers.c: interposed synchronisation functions.
  *
+ * It owns the wrappers of pthread_create/join/exit, the mutex, spin and
+ * rwlock functions, condition variables, semaphores, barriers,
+ * __cxa_guard_* and pthread_once, and the check every wrapper starts with
+ * (hg_tracked, hg_active). Which code a return address belongs to is
+ * ranges.c's.
+ *
  * The runtime library is the first DT_NEEDED of every rewritten program, so
  * these definitions win over libc's for the whole process (libstdc++
  * included), as LD_PRELOAD would; the real functions come from
  * dlsym(RTLD_NEXT). The Go runtime inside this library calls some of them
  * too (the library is linked -Bsymbolic): calls whose return address lies in
- * this library pass straight through, before and after start-up.
+ * this library (ranges.c, hg_from_runtime) pass straight through, before
+ * and after start-up.
  *
  * Every wrapper first hands the thread's buffered accesses to the Go side
  * (hg_flush), so that they are processed with the segment and lockset they
@@ -15,10 +22,9 @@
  * object's address (ch. 5.1.2).
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <pthread.h>
 #include <semaphore.h>
 #include <stdlib.h>
@@ -26,48 +32,7 @@
 
 #include "_cgo_export.h"
 
-/* ---- is the caller the program, or this library? ---- */
-
-static uintptr_t hg_lib_lo, hg_lib_hi;
-
-/* hg_load_span gives the address range an object's loadable segments
- * span, counting only segments with all of the permission flags need. */
-static void hg_load_span(struct dl_phdr_info *info, uint32_t need, uintptr_t *lo, uintptr_t *hi)
-{
-	*lo = UINTPTR_MAX, *hi = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		if (p->p_type != PT_LOAD || (p->p_flags & need) != need)
-			continue;
-		uintptr_t a = info->dlpi_addr + p->p_vaddr;
-		if (a < *lo)
-			*lo = a;
-		if (a + p->p_memsz > *hi)
-			*hi = a + p->p_memsz;
-	}
-}
-
-static int hg_lib_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	uintptr_t self = (uintptr_t)data;
-	uintptr_t lo, hi;
-	hg_load_span(info, 0, &lo, &hi);
-	if (self >= lo && self < hi) {
-		hg_lib_lo = lo;
-		__atomic_store_n(&hg_lib_hi, hi, __ATOMIC_RELEASE);
-		return 1;
-	}
-	return 0;
-}
-
-static int hg_from_runtime(void *ra)
-{
-	if (__atomic_load_n(&hg_lib_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_lib_range, (void *)(uintptr_t)&hg_lib_range);
-	uintptr_t a = (uintptr_t)ra;
-	return a >= hg_lib_lo && a < hg_lib_hi;
-}
+/* ---- which calls are tracked ---- */
 
 /* hg_tracked returns the calling thread's record when the call must be
  * tracked: called by the program, and the thread may buffer events. */
@@ -84,40 +49,6 @@ static struct hg_thread *hg_active(void *ra)
 	if (t)
 		hg_flush(t);
 	return t;
-}
-
-/* hg_link_pc turns a return address into the main program's link-time
- * address when it lies in the main program, else 0. */
-static uintptr_t hg_main_lo, hg_main_hi, hg_main_bias;
-
-static int hg_main_range(struct dl_phdr_info *info, size_t size, void *data)
-{
-	(void)size;
-	(void)data;
-	uintptr_t lo, hi;
-	hg_load_span(info, PF_X, &lo, &hi);
-	hg_main_lo = lo;
-	hg_main_bias = info->dlpi_addr;
-	__atomic_store_n(&hg_main_hi, hi, __ATOMIC_RELEASE);
-	return 1; /* the main program only */
-}
-
-uint64_t hg_link_pc(void *ra)
-{
-	if (__atomic_load_n(&hg_main_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_main_range, NULL);
-	uintptr_t a = (uintptr_t)ra;
-	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
-}
-
-int hg_in_runtime(uint64_t addr)
-{
-	return hg_from_runtime((void *)(uintptr_t)addr);
-}
-
-uint64_t hg_link_pc_addr(uint64_t ra)
-{
-	return hg_link_pc((void *)(uintptr_t)ra);
 }
 
 #define REAL(name) real_##name
@@ -235,12 +166,12 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		t->rec_writes_on = 1;
 		mode |= HG_LOCK_BEGIN;
 	}
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_LOCK << 48, (uint64_t)mode, 1);
+	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_event(t, (uint64_t)(uintptr_t)m, (uint64_t)HG_UNLOCK << 48, (uint64_t)mode, 1);
+	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
 }
 
 /* hg_region_end is every unlock. Releasing the mutex that began the
@@ -347,7 +278,7 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 {
 	if (!t)
 		return;
-	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_SIGNAL << 48, 0, 1);
+	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	t->nrec_w = 0; /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = 0;
@@ -386,7 +317,7 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
 	t->waited = t->recording;
-	hg_event(t, (uint64_t)(uintptr_t)c, (uint64_t)HG_WAITDONE << 48,
+	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_WAITDONE),
 		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
 	hg_flush(t);
 }

@@ -1,0 +1,59 @@
+/* rt_internal.h: what the C files share with each other and with nothing
+ * else: the thread-record plumbing between the entry points (fastpath.c)
+ * and the thread records (threads.c), start.c's view of both, and the
+ * wrappers' view of the address ranges (ranges.c).
+ *
+ * Unlike hgrt.h, this header is not part of the cgo preamble: the Go side
+ * never sees these names. The symbols that used to be static in one file
+ * are hidden (HG_INTERNAL: not exported from libhgrt.so), so that calls
+ * and references across the files compile to the same direct calls and
+ * PC-relative addresses as before: the entry points' code must not get
+ * worse for the split.
+ */
+#ifndef HG_RT_INTERNAL_H
+#define HG_RT_INTERNAL_H
+#include "hgrt.h"
+
+/* HG_INTERNAL: a definition shared between the C files only. */
+#define HG_INTERNAL __attribute__((visibility("hidden")))
+
+/* The entry points and the functions they call. They are compiled for
+ * general registers only and with no_caller_saved_registers: they preserve
+ * every register they touch, so trampolines save only flags and the
+ * argument registers. HG_FAST marks the entry points, HG_SLOW what they
+ * call out of line. A declaration must carry the same attributes as its
+ * definition: a caller that does not know a callee preserves the registers
+ * saves them itself. */
+#define HG_FAST __attribute__((no_caller_saved_registers, target("general-regs-only"), used))
+#define HG_SLOW __attribute__((no_caller_saved_registers, target("general-regs-only"), noinline))
+
+/* fastpath.c: the entry points, stored in the header's slots by start.c. */
+HG_FAST void hg_access(uint64_t addr, uint64_t info);
+HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count);
+
+/* threads.c: the calling thread's record, NULL until hg_register made it.
+ * Initial-exec TLS: one %fs-relative load on every access. */
+extern __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec"))) HG_INTERNAL;
+
+/* threads.c: the record shared by all threads once the arena is full; it
+ * never buffers (in_rt is set) and its counters are updated atomically. */
+extern struct hg_thread hg_overflow HG_INTERNAL;
+
+/* threads.c: set up the arena of thread records (start.c, before anything
+ * else). Exported like the other hg_ functions, as it always was. */
+void hg_arena_init(void);
+
+/* threads.c: create the calling thread's record; preserves every register
+ * itself, so that calling it costs the entry points nothing on the common
+ * path. */
+HG_SLOW HG_INTERNAL struct hg_thread *hg_register(void);
+
+/* threads.c: hg_flush for the entry points, which may interrupt code with
+ * live values in any register: saves the vector state around the Go call. */
+HG_SLOW HG_INTERNAL __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_thread *t);
+
+/* ranges.c: ra is code of this library (the wrappers let such calls pass
+ * straight through). */
+HG_INTERNAL int hg_from_runtime(void *ra);
+
+#endif
