@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 
+	"hgrewrite/abi"
 	"hgrewrite/disasm"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -15,7 +16,7 @@ import (
 // runtime on every edge that leaves such a loop (ANNOTATE_WAIT), with the
 // condition variable's address computed there from registers or memory.
 //
-// A hook is a call through the access slot with InfoHook in the flags and
+// A hook is a call through the access slot with abi.Hook in the flags and
 // the hook kind in the size field of the info word; the first argument is
 // the computed value (0 if none).
 type Hooks struct {
@@ -56,25 +57,6 @@ type Value struct {
 	Addr uint64
 	Add  int32 // Load only: added to the loaded value (the runtime does it)
 }
-
-// Info flags and hook kinds beyond the access flags.
-const (
-	InfoSpin = 512  // a spinning-read-loop condition load, or a counterpart write to it
-	InfoHook = 1024 // not an access: a hook (kind in the size field)
-	// InfoOrdered, with InfoSpin|InfoAtomic: an atomic load or store that
-	// compiles to a plain move (C++ std::atomic accessors at -O0): acquire
-	// after a load, release before a store, whatever the spin option.
-	InfoOrdered = 2048
-	// InfoSpinStatic, with InfoSpin: a spinning load from a fixed address;
-	// the rewriter marked its stores, so the runtime need not watch every
-	// store for it.
-	InfoSpinStatic = 4096
-
-	HookWait  = 1     // the next condition wait is inside a wait loop
-	HookExit  = 2     // a wait loop is left; value: the condition variable
-	HookLock  = 3     // the call locks the mutex in the value, in a signalling function
-	HookDeref = 0x100 // with HookExit: the value is the address of the cv pointer
-)
 
 func (h *Hooks) exits(blk uint64) []ExitHook {
 	if h == nil {
@@ -156,10 +138,10 @@ func (b *builder) hookGlue(buf []byte, site uint64, kind uint16, v Value) ([]byt
 	}
 	if v.Kind == Load {
 		// The runtime loads the value; the site field carries the addend.
-		kind |= HookDeref
+		kind |= abi.HookDeref
 		site = uint64(uint32(v.Add))
 	}
-	buf = put(buf, b.t.info, int64(Info(site, kind, InfoHook)))
+	buf = put(buf, b.t.info, int64(abi.Info(site, kind, abi.Hook)))
 	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {
 		return buf, err
 	}
@@ -207,7 +189,7 @@ func (b *builder) placeStub(buf []byte, s exitStub) ([]byte, error) {
 	}
 	binary.LittleEndian.PutUint32(field, uint32(int32(int64(at-(base+uint64(s.rel32+4))))))
 	var err error
-	if buf, err = b.hookGlue(buf, s.hook.To, HookExit, s.hook.Value); err != nil {
+	if buf, err = b.hookGlue(buf, s.hook.To, abi.HookExit, s.hook.Value); err != nil {
 		return buf, err
 	}
 	return putRel(buf, base, b.t.jmpRel, s.hook.To)

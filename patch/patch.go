@@ -23,6 +23,7 @@ import (
 	"os"
 	"sort"
 
+	"hgrewrite/abi"
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 
@@ -70,24 +71,6 @@ type Result struct {
 	// could not be placed (too short with no island in reach, not
 	// relocatable, no unwind information).
 	FailedHooks []uint64
-}
-
-// Access flags passed to the runtime in the info word. An atomic access
-// calls the runtime twice: before the instruction (InfoAtomic: the release
-// half, with the address) and after it (InfoAtomic|InfoPost: the acquire
-// half; the runtime remembers the address from the first call, since the
-// instruction may have changed the registers that formed it).
-const (
-	InfoRead   = 1
-	InfoWrite  = 2
-	InfoAtomic = 4
-	InfoPost   = 8
-)
-
-// Info packs what the runtime learns about one access: the instruction's
-// link-time address (low 32 bits), the size in bytes and the access flags.
-func Info(addr uint64, size uint16, flags uint16) uint64 {
-	return uint64(uint32(addr)) | uint64(size)<<32 | uint64(flags)<<48
 }
 
 // Skip reasons.
@@ -356,12 +339,12 @@ func (b *builder) trampoline(p *planned) error {
 			continue
 		}
 		if b.opt.Hooks.waitCall(in.Addr) {
-			if buf, err = b.hookGlue(buf, in.Addr, HookWait, Value{}); err != nil {
+			if buf, err = b.hookGlue(buf, in.Addr, abi.HookWait, Value{}); err != nil {
 				break
 			}
 		}
 		if v, ok := b.opt.Hooks.lockCall(in.Addr); ok {
-			if buf, err = b.hookGlue(buf, in.Addr, HookLock, v); err != nil {
+			if buf, err = b.hookGlue(buf, in.Addr, abi.HookLock, v); err != nil {
 				break
 			}
 		}
@@ -388,7 +371,7 @@ func (b *builder) trampoline(p *planned) error {
 	}
 	if err == nil && last != nil && fallsThrough(last.Kind) {
 		if h, ok := fallExit(exits, p.block.End); ok {
-			buf, err = b.hookGlue(buf, h.To, HookExit, h.Value)
+			buf, err = b.hookGlue(buf, h.To, abi.HookExit, h.Value)
 		}
 		if err == nil {
 			buf, err = putRel(buf, base, b.t.jmpRel, p.block.End)
@@ -452,7 +435,7 @@ func (b *builder) glue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, error
 	} else {
 		buf = append(buf, lea...)
 	}
-	buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access))))
+	buf = put(buf, b.t.info, int64(abi.Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access))))
 	if buf, err = putRel(buf, base, b.t.callSlot, b.lay.SlotAccess); err != nil {
 		return buf, err
 	}
@@ -466,7 +449,7 @@ func (b *builder) postGlue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, e
 		enter, leave = b.t.enterNF, b.t.leaveNF
 	}
 	buf = put(buf, enter, 0)
-	buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access)|InfoPost)))
+	buf = put(buf, b.t.info, int64(abi.Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access)|abi.Post)))
 	var err error
 	if buf, err = putRel(buf, b.lay.TextAddr, b.t.callSlot, b.lay.SlotAccess); err != nil {
 		return buf, err
@@ -477,22 +460,22 @@ func (b *builder) postGlue(buf []byte, in *disasm.Inst, noFlags bool) ([]byte, e
 func accessFlags(a disasm.Access) uint16 {
 	var f uint16
 	if a&disasm.Read != 0 {
-		f |= InfoRead
+		f |= abi.Read
 	}
 	if a&disasm.Write != 0 {
-		f |= InfoWrite
+		f |= abi.Write
 	}
 	if a&disasm.Atomic != 0 {
-		f |= InfoAtomic
+		f |= abi.Atomic
 	}
 	if a&disasm.Spin != 0 {
-		f |= InfoSpin
+		f |= abi.Spin
 	}
 	if a&disasm.Ordered != 0 {
-		f |= InfoSpin | InfoOrdered
+		f |= abi.Spin | abi.Ordered
 	}
 	if a&disasm.SpinStatic != 0 {
-		f |= InfoSpinStatic
+		f |= abi.SpinStatic
 	}
 	return f
 }
@@ -523,7 +506,7 @@ func (b *builder) stringGlue(buf []byte, in *disasm.Inst) ([]byte, error) {
 		if s.src {
 			buf = put(buf, b.t.srcToRdi, 0)
 		}
-		buf = put(buf, b.t.info, int64(Info(in.Addr, in.Mem.Size, accessFlags(s.acc))))
+		buf = put(buf, b.t.info, int64(abi.Info(in.Addr, in.Mem.Size, accessFlags(s.acc))))
 		if in.Flags&disasm.Rep != 0 && in.Flags&disasm.RepCond == 0 {
 			buf = put(buf, b.t.countRcx, 0)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"testing"
 
+	"hgrewrite/abi"
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 
@@ -113,7 +114,7 @@ func TestRelocatedBlock(t *testing.T) {
 				calls++
 			case in.Op == x86asm.MOV && in.Args[0] == x86asm.RSI:
 				info := uint64(in.Args[1].(x86asm.Imm))
-				if uint32(info) != 0x1000 && uint32(info) != 0x1002 || info>>32&0xffff != 4 || info>>48 != InfoRead {
+				if uint32(info) != 0x1000 && uint32(info) != 0x1002 || info>>32&0xffff != 4 || info>>48 != abi.Read {
 					t.Errorf("info word %#x", info)
 				}
 				accessArgs++
@@ -249,12 +250,5 @@ func TestFlagsDead(t *testing.T) {
 		if got := flagsDead(dec(c.code...)); got != c.dead {
 			t.Errorf("flagsDead(% x) = %v, want %v", c.code, got, c.dead)
 		}
-	}
-}
-
-func TestInfo(t *testing.T) {
-	i := Info(0x401136, 8, InfoWrite|InfoAtomic)
-	if uint32(i) != 0x401136 || i>>32&0xffff != 8 || i>>48 != InfoWrite|InfoAtomic {
-		t.Errorf("Info = %#x", i)
 	}
 }
