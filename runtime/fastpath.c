@@ -1,7 +1,7 @@
 /* fastpath.c: the entry points trampolines call.
  *
  * They run on every instrumented memory access, so they stay in C (a
- * C-to-Go call costs ~100 ns; see ARCHITECTURE.md): an access is counted and
+ * C-to-Go call costs ~100 ns; see docs/architecture.md): an access is counted and
  * appended to the thread's event buffer, which is handed to the Go side when
  * it is full, at every synchronisation operation (wrappers.c) and at every
  * atomic access. Because of that, all events in a buffer belong to the

@@ -379,7 +379,7 @@ func TestOptionsErrors(t *testing.T) {
 	}
 }
 
-// TestRuntimeInitOrder guards an assumption of runtime/fastpath.c: its
+// TestRuntimeInitOrder guards an assumption of runtime/start.c: its
 // constructor calls into Go, which blocks until the Go runtime has been
 // initialised, and that initialisation is started by Go's own entry in
 // .init_array. If ours ran first, every rewritten program would hang.
