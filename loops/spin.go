@@ -92,7 +92,7 @@ func (a *analyzer) spin(fg *fgraph, lp *floop) (SpinLoop, string) {
 		return SpinLoop{}, "the exit conditions depend on no load"
 	}
 	// 2. Nothing in the loop may write what the conditions read.
-	stores, why := fr.loopStores(lp)
+	stores, why := fr.stores(lp.body)
 	if why != "" {
 		return SpinLoop{}, why
 	}
@@ -161,37 +161,31 @@ func mayAlias(a sym, as int64, b sym, bs int64) bool {
 	return a.off < b.off+bs && b.off < a.off+as
 }
 
-// loopStores evaluates the addresses of the memory the loop and its
-// callees write (stack slots aside).
-func (fr *frame) loopStores(lp *floop) ([]symStore, string) {
+// stores evaluates the addresses of the memory that blocks of fr, and the
+// callees they call, write (stack slots aside).
+func (fr *frame) stores(blocks []int) ([]symStore, string) {
 	a := fr.sa.a
 	var out []symStore
-	for _, l := range lp.body {
+	for _, l := range blocks {
 		insts := fr.insts(l)
 		for i := range insts {
 			in := &insts[i]
+			var st []symStore
+			var why string
 			switch in.Kind {
 			case disasm.Call:
 				if _, ok := a.in.PLT[in.Target]; ok {
 					continue // imports are assumed not to write the condition
 				}
-				cf, why := fr.calleeFrame(l, i, in)
-				if why != "" {
-					return nil, why
-				}
-				st, why := cf.stores()
-				if why != "" {
-					return nil, why
-				}
-				out = append(out, st...)
-				continue
+				st, why = fr.calleeStores(l, i, in)
 			case disasm.CallInd:
 				if in.Flags&disasm.RIPRel != 0 && a.in.GOT[in.Target] != "" {
 					continue
 				}
-				return nil, fmt.Sprintf("indirect call at 0x%x", in.Addr)
+				why = fmt.Sprintf("indirect call at 0x%x", in.Addr)
+			default:
+				st, why = fr.storeAt(l, i, in)
 			}
-			st, why := fr.storeAt(l, i, in)
 			if why != "" {
 				return nil, why
 			}
@@ -201,20 +195,19 @@ func (fr *frame) loopStores(lp *floop) ([]symStore, string) {
 	return out, ""
 }
 
-// stores evaluates a callee frame's stores.
-func (fr *frame) stores() ([]symStore, string) {
-	var out []symStore
-	for l := range fr.fg.blocks {
-		insts := fr.insts(l)
-		for i := range insts {
-			st, why := fr.storeAt(l, i, &insts[i])
-			if why != "" {
-				return nil, why
-			}
-			out = append(out, st...)
-		}
+// calleeStores evaluates the stores of the function the direct call at
+// instruction i of block l calls. (calleeGraph admits only callees that
+// call nothing but imports.)
+func (fr *frame) calleeStores(l, i int, in *disasm.Inst) ([]symStore, string) {
+	cf, why := fr.calleeFrame(l, i, in)
+	if why != "" {
+		return nil, why
 	}
-	return out, ""
+	all := make([]int, len(cf.fg.blocks))
+	for k := range all {
+		all[k] = k
+	}
+	return cf.stores(all)
 }
 
 // storeAt evaluates the address instruction i of block l stores to.
@@ -239,7 +232,7 @@ func (fr *frame) storeAt(l, i int, in *disasm.Inst) ([]symStore, string) {
 	if isStackSlot(m, fr.fp) {
 		return nil, ""
 	}
-	addr, why := fr.address(l, i, in, m)
+	addr, why := fr.address(l, i, memRefOf(in, m))
 	if why != "" {
 		return nil, fmt.Sprintf("store at 0x%x: %s", in.Addr, why)
 	}

@@ -57,46 +57,47 @@ func (fr *frame) insts(l int) []disasm.Inst {
 	return g.Insts(&g.Blocks[fr.fg.blocks[l]])
 }
 
-// address evaluates the effective address of m at instruction i of block
-// l; it must be the same in every iteration.
-func (fr *frame) address(l, i int, in *disasm.Inst, m x86asm.Mem) (sym, string) {
-	if m.Base == x86asm.RIP {
-		return sym{kind: symConst, off: int64(in.Target)}, ""
-	}
-	disp := int64(int32(m.Disp))
-	if m.Base == 0 && m.Index == 0 {
-		return sym{kind: symConst, off: in.Mem.Disp}, ""
+// address evaluates the effective address of memory operand r at
+// instruction i of block l; it must be the same in every iteration.
+func (fr *frame) address(l, i int, r memRef) (sym, string) {
+	switch {
+	case r.kind == refRIP, r.kind == refAbs && r.index == noIndex:
+		return sym{kind: symConst, off: r.disp}, ""
+	case r.kind == refOther:
+		return sym{}, "unsupported base"
 	}
 	var out sym
-	if m.Base != 0 {
-		n, w, ok := gpr(m.Base)
-		if !ok || w != 8 {
-			return sym{}, "unsupported base"
+	if r.kind == refReg {
+		base, why := fr.addressReg(r.reg, l, i)
+		if why != "" {
+			return sym{}, why
 		}
-		v := fr.eval(loc{kind: lReg, reg: n}, l, i)
-		if v.bad != "" {
-			return sym{}, fmt.Sprintf("address changes (%s)", v.bad)
-		}
-		if len(v.loads) > 0 {
-			return sym{}, "address is loaded in the loop"
-		}
-		out = v.s.shift(disp)
+		out = base.shift(r.disp)
 	}
-	if m.Index != 0 {
-		n, _, ok := gpr(m.Index)
-		if !ok {
+	if r.index != noIndex {
+		if r.index == badIndex {
 			return sym{}, "unsupported index"
 		}
-		v := fr.eval(loc{kind: lReg, reg: n}, l, i)
-		if v.bad != "" {
-			return sym{}, fmt.Sprintf("address changes (%s)", v.bad)
+		if _, why := fr.addressReg(r.index, l, i); why != "" {
+			return sym{}, why
 		}
-		if len(v.loads) > 0 {
-			return sym{}, "address is loaded in the loop"
-		}
-		out = sym{}
+		out = sym{} // invariant, but not known symbolically
 	}
 	return out, ""
+}
+
+// addressReg is the value of register n, part of an address, before
+// instruction i of block l: it must not change across iterations nor be
+// loaded in the loop.
+func (fr *frame) addressReg(n, l, i int) (sym, string) {
+	v := fr.eval(loc{kind: lReg, reg: n}, l, i)
+	if v.bad != "" {
+		return sym{}, fmt.Sprintf("address changes (%s)", v.bad)
+	}
+	if len(v.loads) > 0 {
+		return sym{}, "address is loaded in the loop"
+	}
+	return v.s, ""
 }
 
 // eval returns the value of q just before instruction idx of block l.
@@ -231,7 +232,7 @@ func (fr *frame) step(q loc, l, i int, in *disasm.Inst) (sv, bool) {
 		if s.any || s.disp != q.disp || s.size < q.size {
 			return badf("stack slot %s partly written at 0x%x", q, in.Addr), true
 		}
-		if isMovLike(x.Op) {
+		if stored(in, x).kind != xComputed {
 			return fr.source(l, i, in, x, x.Args[1], 8), true
 		}
 		if aluOps[x.Op] {
@@ -248,56 +249,69 @@ func (fr *frame) step(q loc, l, i int, in *disasm.Inst) (sv, bool) {
 
 // defReg is the value instruction in gives register q.reg.
 func (fr *frame) defReg(q loc, l, i int, in *disasm.Inst, x *x86asm.Inst) sv {
-	dst, dw := -1, 0
-	if r, ok := x.Args[0].(x86asm.Reg); ok && !noDest[x.Op] {
-		if n, w, ok := gpr(r); ok {
-			dst, dw = n, w
-		}
-	}
-	if dst != q.reg {
-		switch x.Op {
-		case x86asm.CMPXCHG:
-			if q.reg == rAX {
-				return fr.source(l, i, in, x, x.Args[0], 8)
-			}
-		case x86asm.XCHG, x86asm.XADD:
-			if r, ok := x.Args[1].(x86asm.Reg); ok {
-				if n, _, _ := gpr(r); n == q.reg {
-					return fr.source(l, i, in, x, x.Args[0], 8)
-				}
-			}
-		case x86asm.CDQ, x86asm.CQO, x86asm.CWD, x86asm.CDQE, x86asm.CWDE, x86asm.CBW:
-			v := fr.eval(loc{kind: lReg, reg: rAX}, l, i)
-			return join(v, sv{})
-		}
-		return badf("%s written by %s at 0x%x", q, x.Op, in.Addr)
-	}
+	t := transfer(in, x, q.reg)
 	var v sv
-	switch {
-	case isMovLike(x.Op):
-		v = fr.source(l, i, in, x, x.Args[1], dw)
-		if x.Op != x86asm.MOV {
+	switch t.kind {
+	case xWritten, xStack:
+		return fr.sideWrite(q, l, i, in, x)
+	case xCopy, xLoad:
+		v = fr.source(l, i, in, x, x.Args[1], t.width)
+		if t.conv {
 			v = join(v, sv{})
 		}
-	case x.Op == x86asm.LEA:
-		m, _ := x.Args[1].(x86asm.Mem)
-		if dw != 8 && dw != 4 {
+	case xConst:
+		if t.width >= 4 {
+			v = constv(t.imm)
+		}
+	case xAddr:
+		if t.width != 8 && t.width != 4 {
 			return badf("lea width")
 		}
-		s, why := fr.address(l, i, in, m)
+		s, why := fr.address(l, i, t.mem)
 		if why != "" {
 			return badf("%s", why)
 		}
 		v = sv{s: s}
-	case (x.Op == x86asm.XOR || x.Op == x86asm.SUB) && x.Args[1] == x.Args[0] && dw >= 4:
-		v = constv(0)
-	case (x.Op == x86asm.ADD || x.Op == x86asm.SUB) && dw == 8 && isImm(x.Args[1]):
-		imm := int64(x.Args[1].(x86asm.Imm))
-		if x.Op == x86asm.SUB {
-			imm = -imm
-		}
+	case xAddImm:
 		v = fr.eval(q, l, i)
-		v.s = v.s.shift(imm)
+		v.s = v.s.shift(t.imm)
+	default:
+		v = fr.computed(q, l, i, in, x, t.width)
+	}
+	if t.width < 4 && v.bad == "" {
+		// A partial write keeps the rest of the register.
+		v = join(v, fr.eval(q, l, i))
+	}
+	return v
+}
+
+// sideWrite is the value of q.reg after instruction in, which writes it
+// other than as its destination operand.
+func (fr *frame) sideWrite(q loc, l, i int, in *disasm.Inst, x *x86asm.Inst) sv {
+	switch x.Op {
+	case x86asm.CMPXCHG:
+		if q.reg == rAX {
+			return fr.source(l, i, in, x, x.Args[0], 8)
+		}
+	case x86asm.XCHG, x86asm.XADD:
+		if r, ok := x.Args[1].(x86asm.Reg); ok {
+			if n, _, _ := gpr(r); n == q.reg {
+				return fr.source(l, i, in, x, x.Args[0], 8)
+			}
+		}
+	case x86asm.CDQ, x86asm.CQO, x86asm.CWD, x86asm.CDQE, x86asm.CWDE, x86asm.CBW:
+		v := fr.eval(loc{kind: lReg, reg: rAX}, l, i)
+		return join(v, sv{})
+	}
+	return badf("%s written by %s at 0x%x", q, x.Op, in.Addr)
+}
+
+// computed is the value of destination q.reg (dw bytes of it) that
+// arithmetic computes: it depends on the operands (and the flags, for
+// those that read them), but is not known symbolically.
+func (fr *frame) computed(q loc, l, i int, in *disasm.Inst, x *x86asm.Inst, dw int) sv {
+	var v sv
+	switch {
 	case x.Op == x86asm.XCHG:
 		v = fr.source(l, i, in, x, x.Args[1], dw)
 	case aluOps[x.Op] || isSetcc(x.Op) || isCmov(x.Op) || x.Op == x86asm.XADD:
@@ -309,16 +323,7 @@ func (fr *frame) defReg(q loc, l, i int, in *disasm.Inst, x *x86asm.Inst) sv {
 	default:
 		return badf("%s computed by %s at 0x%x", q, x.Op, in.Addr)
 	}
-	if dw < 4 && v.bad == "" {
-		// A partial write keeps the rest of the register.
-		v = join(v, fr.eval(q, l, i))
-	}
 	return v
-}
-
-func isImm(a x86asm.Arg) bool {
-	_, ok := a.(x86asm.Imm)
-	return ok
 }
 
 // source is the value of operand arg of instruction i, read before it.
@@ -391,7 +396,7 @@ func (fr *frame) memRead(l, i int, in *disasm.Inst, x *x86asm.Inst, m x86asm.Mem
 		}
 		return fr.eval(loc{kind: lSlot, reg: n, disp: int64(int32(m.Disp)), size: size}, l, i)
 	}
-	addr, why := fr.address(l, i, in, m)
+	addr, why := fr.address(l, i, memRefOf(in, m))
 	if why != "" {
 		return badf("load at 0x%x: %s", in.Addr, why)
 	}
