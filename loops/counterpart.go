@@ -67,94 +67,44 @@ type tracker struct {
 
 func newTracker() *tracker { return &tracker{regs: map[int]ptr{}, slots: map[[2]int64]ptr{}} }
 
-// addr is the pointer a memory operand addresses, if known.
+// addr is the pointer the memory access of di addresses, if known.
 func (tk *tracker) addr(di *disasm.Inst) (ptr, bool) {
 	if di.Flags&disasm.RIPRel != 0 {
 		return ptr{base: di.Target, exact: true}, true
 	}
-	n, w, ok := gpr(di.Mem.Base)
-	if !ok || w != 8 {
+	m := di.Mem
+	r := memRefOf(di, x86asm.Mem{Base: m.Base, Index: m.Index, Scale: m.Scale, Disp: m.Disp})
+	if r.kind != refReg {
 		return ptr{}, false
 	}
-	p, ok := tk.regs[n]
-	if !ok {
-		return ptr{}, false
+	return tk.address(r)
+}
+
+// address is the pointer memory operand r addresses, if known: a
+// rip-relative one, or one based on a register holding a pointer (an index
+// makes it derived).
+func (tk *tracker) address(r memRef) (ptr, bool) {
+	switch r.kind {
+	case refRIP:
+		return ptr{base: uint64(r.disp), exact: true}, true
+	case refReg:
+		p, ok := tk.regs[r.reg]
+		if !ok {
+			return ptr{}, false
+		}
+		if r.index != noIndex {
+			p.exact = false
+		}
+		p.off += r.disp
+		return p, true
 	}
-	if di.Mem.Index != 0 {
-		p.exact = false
-	}
-	p.off += di.Mem.Disp
-	return p, true
+	return ptr{}, false
 }
 
 // step updates the tracking for one instruction.
 func (tk *tracker) step(di *disasm.Inst, x *x86asm.Inst) {
-	var val ptr
-	known := false
-	switch {
-	case x.Op == x86asm.LEA && di.Flags&disasm.RIPRel != 0:
-		val, known = ptr{base: di.Target, exact: true}, true
-	case x.Op == x86asm.LEA:
-		if m, ok := x.Args[1].(x86asm.Mem); ok {
-			if n, w, ok := gpr(m.Base); ok && w == 8 {
-				if p, k := tk.regs[n]; k {
-					p.off += m.Disp
-					if m.Index != 0 {
-						p.exact = false
-					}
-					val, known = p, true
-				}
-			}
-		}
-	case x.Op == x86asm.MOV:
-		switch src := x.Args[1].(type) {
-		case x86asm.Reg:
-			if n, w, ok := gpr(src); ok && w == 8 {
-				val, known = tk.regs[n]
-			}
-		case x86asm.Mem:
-			if n, w, ok := gpr(src.Base); ok && w == 8 && src.Index == 0 && (n == rSP || n == rBP) {
-				val, known = tk.slots[[2]int64{int64(n), src.Disp}]
-			}
-		}
-	case x.Op == x86asm.ADD || x.Op == x86asm.SUB:
-		// base + index: still a pointer into the same object
-		if r, ok := x.Args[0].(x86asm.Reg); ok {
-			if n, w, ok := gpr(r); ok && w == 8 {
-				if p, k := tk.regs[n]; k {
-					if imm, ok := x.Args[1].(x86asm.Imm); ok {
-						if x.Op == x86asm.SUB {
-							imm = -imm
-						}
-						p.off += int64(imm)
-					} else {
-						p.exact = false
-					}
-					val, known = p, true
-				} else if src, ok := x.Args[1].(x86asm.Reg); ok && x.Op == x86asm.ADD {
-					if sn, sw, ok := gpr(src); ok && sw == 8 {
-						if p, k := tk.regs[sn]; k {
-							p.exact = false
-							val, known = p, true
-						}
-					}
-				}
-			}
-		}
-	}
-	if m, ok := x.Args[0].(x86asm.Mem); ok && x.Op == x86asm.MOV {
-		if n, w, ok := gpr(m.Base); ok && w == 8 && m.Index == 0 && (n == rSP || n == rBP) {
-			s := [2]int64{int64(n), m.Disp}
-			delete(tk.slots, s)
-			if r, ok := x.Args[1].(x86asm.Reg); ok {
-				if rn, rw, ok := gpr(r); ok && rw == 8 {
-					if v, k := tk.regs[rn]; k {
-						tk.slots[s] = v
-					}
-				}
-			}
-		}
-	}
+	val, known := tk.value(di, x)
+	tk.store(di, x)
 	w := regWrites(di, x)
 	for n := 0; n < 16; n++ {
 		if w&(1<<n) != 0 {
@@ -167,6 +117,73 @@ func (tk *tracker) step(di *disasm.Inst, x *x86asm.Inst) {
 	if di.Kind == disasm.Call || di.Kind == disasm.CallInd {
 		tk.slots = map[[2]int64]ptr{}
 	}
+}
+
+// value is the pointer x puts in its destination register, if known: the
+// address lea computes, a copy of a register or stack slot, or a tracked
+// pointer plus a constant (still exact) or plus a variable amount (base +
+// index: derived, still a pointer into the same object).
+func (tk *tracker) value(di *disasm.Inst, x *x86asm.Inst) (ptr, bool) {
+	n, _, ok := gprDest(x)
+	if !ok {
+		return ptr{}, false
+	}
+	t := transfer(di, x, n)
+	switch t.kind {
+	case xAddr:
+		return tk.address(t.mem)
+	case xCopy:
+		if !t.conv && t.srcWidth == 8 {
+			p, ok := tk.regs[t.src]
+			return p, ok
+		}
+	case xLoad:
+		if k, ok := slotKey(t.mem); ok && !t.conv {
+			p, ok := tk.slots[k]
+			return p, ok
+		}
+	case xAddImm:
+		if p, ok := tk.regs[n]; ok {
+			p.off += t.imm
+			return p, true
+		}
+	case xAddVar:
+		p, ok := tk.regs[n]
+		if !ok && !t.sub && t.src >= 0 && t.srcWidth == 8 {
+			p, ok = tk.regs[t.src]
+		}
+		p.exact = false
+		return p, ok
+	}
+	return ptr{}, false
+}
+
+// store follows a register's pointer into the stack slot a mov writes
+// (any other mov to the slot forgets it).
+func (tk *tracker) store(di *disasm.Inst, x *x86asm.Inst) {
+	m, ok := x.Args[0].(x86asm.Mem)
+	t := stored(di, x)
+	if !ok || t.kind == xComputed || t.conv {
+		return
+	}
+	k, ok := slotKey(memRefOf(di, m))
+	if !ok {
+		return
+	}
+	delete(tk.slots, k)
+	if t.kind == xCopy && t.srcWidth == 8 {
+		if p, ok := tk.regs[t.src]; ok {
+			tk.slots[k] = p
+		}
+	}
+}
+
+// slotKey names the stack slot r addresses: rsp- or rbp-based, without
+// index (rbp whether or not it is the frame pointer: the tracking is
+// block-local).
+func slotKey(r memRef) ([2]int64, bool) {
+	ok := r.kind == refReg && r.index == noIndex && (r.reg == rSP || r.reg == rBP)
+	return [2]int64{int64(r.reg), r.disp}, ok
 }
 
 // Var is a spin variable: its link-time address and size.

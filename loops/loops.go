@@ -281,7 +281,7 @@ func (a *analyzer) buildFunc(fi int) *fgraph {
 	for l, b := range f.Blocks {
 		for _, s := range g.Blocks[b].Succs {
 			if t := a.localAt(s); t >= 0 {
-				if !contains(fg.succ[l], t) {
+				if !containsInt(fg.succ[l], t) {
 					fg.succ[l] = append(fg.succ[l], t)
 					fg.pred[t] = append(fg.pred[t], l)
 				}
@@ -329,15 +329,6 @@ func (a *analyzer) localAt(addr uint64) int {
 		return -1
 	}
 	return int(a.local[bi])
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }
 
 // computeDominators runs the Cooper-Harvey-Kennedy iterative algorithm from

@@ -368,16 +368,16 @@ func (tr *tracer) step(e texpr, in *disasm.Inst, x *x86asm.Inst) (texpr, bool, s
 		if !s.overlaps(e.reg, e.disp, 8) {
 			continue
 		}
-		if x == nil || x.Op != x86asm.MOV || s.any || s.disp != e.disp || s.size != 8 {
+		if x == nil || s.any || s.disp != e.disp || s.size != 8 {
 			return e, true, "slot written"
 		}
-		switch src := x.Args[1].(type) {
-		case x86asm.Reg:
-			if n, wd, ok := gpr(src); ok && wd == 8 {
-				return texpr{reg: n, disp: e.add}, true, ""
-			}
-		case x86asm.Imm:
-			return texpr{reg: -1, disp: int64(src) + e.add}, true, ""
+		// Only a plain mov of a 64-bit register or an immediate is followed.
+		switch t := stored(in, x); {
+		case t.conv:
+		case t.kind == xCopy && t.src >= 0 && t.srcWidth == 8:
+			return texpr{reg: t.src, disp: e.add}, true, ""
+		case t.kind == xConst:
+			return texpr{reg: -1, disp: t.imm + e.add}, true, ""
 		}
 		return e, true, "slot written"
 	}
@@ -386,83 +386,54 @@ func (tr *tracer) step(e texpr, in *disasm.Inst, x *x86asm.Inst) (texpr, bool, s
 
 // defReg rewrites register expression e (e.reg written by in).
 func (tr *tracer) defReg(e texpr, in *disasm.Inst, x *x86asm.Inst) (texpr, bool, string) {
-	dst, dw := -1, 0
-	if r, ok := x.Args[0].(x86asm.Reg); ok {
-		dst, dw, _ = gpr(r)
-		if _, _, ok := gpr(r); !ok {
-			dst = -1
-		}
-	}
-	switch x.Op {
-	case x86asm.PUSH:
-		if e.reg == rSP {
-			return texpr{reg: rSP, disp: e.disp - 8}, true, ""
-		}
-	case x86asm.POP:
-		if e.reg == rSP && dst != rSP {
-			return texpr{reg: rSP, disp: e.disp + 8}, true, ""
-		}
-	case x86asm.LEAVE:
-		if e.reg == rSP {
-			return texpr{reg: rBP, disp: e.disp + 8}, true, ""
-		}
-	}
-	if dst != e.reg {
+	t := transfer(in, x, e.reg)
+	switch t.kind {
+	case xWritten:
 		return e, true, "written by " + x.Op.String()
-	}
-	switch x.Op {
-	case x86asm.MOV:
-		switch src := x.Args[1].(type) {
-		case x86asm.Reg:
-			if n, w, ok := gpr(src); ok && w == 8 && dw == 8 {
-				return texpr{reg: n, disp: e.disp}, true, ""
-			}
-		case x86asm.Imm:
-			if dw == 4 {
-				return texpr{reg: -1, disp: int64(uint32(src)) + e.disp}, true, ""
-			}
-			if dw == 8 {
-				return texpr{reg: -1, disp: int64(src) + e.disp}, true, ""
-			}
-		case x86asm.Mem:
-			if dw != 8 || src.Segment != 0 || src.Index != 0 {
-				break
-			}
-			if src.Base == x86asm.RIP {
-				return texpr{mem: true, reg: -1, disp: int64(in.Target), add: e.disp}, true, ""
-			}
-			if src.Base == 0 {
-				return texpr{mem: true, reg: -1, disp: in.Mem.Disp, add: e.disp}, true, ""
-			}
-			if n, w, ok := gpr(src.Base); ok && w == 8 {
-				return texpr{mem: true, reg: n, disp: int64(int32(src.Disp)), add: e.disp}, true, ""
-			}
+	case xStack:
+		return texpr{reg: t.src, disp: e.disp + t.imm}, true, ""
+	case xAddImm:
+		return texpr{reg: e.reg, disp: e.disp + t.imm}, true, ""
+	case xCopy:
+		if t.src >= 0 && t.srcWidth == 8 && t.width == 8 && !t.conv {
+			return texpr{reg: t.src, disp: e.disp}, true, ""
 		}
-	case x86asm.LEA:
-		m, ok := x.Args[1].(x86asm.Mem)
-		if !ok || dw != 8 || m.Index != 0 {
-			break
+	case xConst:
+		if t.width >= 4 {
+			return texpr{reg: -1, disp: t.imm + e.disp}, true, ""
 		}
-		if m.Base == x86asm.RIP {
-			return texpr{reg: -1, disp: int64(in.Target) + e.disp}, true, ""
+	case xLoad:
+		if p, ok := loadExpr(t); ok {
+			p.add = e.disp
+			return p, true, ""
 		}
-		if n, w, ok := gpr(m.Base); ok && w == 8 {
-			return texpr{reg: n, disp: int64(int32(m.Disp)) + e.disp}, true, ""
-		}
-	case x86asm.ADD, x86asm.SUB:
-		if imm, ok := x.Args[1].(x86asm.Imm); ok && dw == 8 {
-			if x.Op == x86asm.SUB {
-				imm = -imm
-			}
-			return texpr{reg: e.reg, disp: e.disp + int64(imm)}, true, ""
-		}
-		if x.Op == x86asm.SUB && x.Args[1] == x.Args[0] {
-			return texpr{reg: -1, disp: e.disp}, true, ""
-		}
-	case x86asm.XOR:
-		if r, ok := x.Args[1].(x86asm.Reg); ok && r == x.Args[0] && dw >= 4 {
-			return texpr{reg: -1, disp: e.disp}, true, ""
+	case xAddr:
+		// An absolute lea (no base) is not followed.
+		m := t.mem
+		switch {
+		case t.width != 8 || m.index != noIndex:
+		case m.kind == refRIP:
+			return texpr{reg: -1, disp: m.disp + e.disp}, true, ""
+		case m.kind == refReg:
+			return texpr{reg: m.reg, disp: m.disp + e.disp}, true, ""
 		}
 	}
 	return e, true, "computed by " + gnu(in, x)
+}
+
+// loadExpr is the slot a full 64-bit load reads, as a memory expression:
+// a fixed address or a register plus displacement (no index, not
+// thread-local).
+func loadExpr(t xfer) (texpr, bool) {
+	m := t.mem
+	if t.width != 8 || t.conv || m.seg || m.index != noIndex {
+		return texpr{}, false
+	}
+	switch m.kind {
+	case refRIP, refAbs:
+		return texpr{mem: true, reg: -1, disp: m.disp}, true
+	case refReg:
+		return texpr{mem: true, reg: m.reg, disp: m.disp}, true
+	}
+	return texpr{}, false
 }

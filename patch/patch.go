@@ -8,7 +8,7 @@
 // new address (RIP-relative operands, relative branches, calls that push the
 // original return address). The block's first bytes in the original code
 // become a jump to the trampoline; the rest of the block is filled with int3
-// and is free for other jumps. Because no known control transfer lands
+// and is free for other jumps (the patch tactics: tactic.go). Because no known control transfer lands
 // inside a block (package cfg splits at every such address), overwriting a
 // block's bytes never breaks a branch target. Blocks shorter than a 5-byte
 // jump get a 2-byte jump to an "island" (a 5-byte jump) placed in free bytes
@@ -18,7 +18,6 @@
 package patch
 
 import (
-	"encoding/binary"
 	"fmt"
 	"os"
 	"sort"
@@ -56,7 +55,7 @@ type Stats struct {
 	MemInsts     int            // with a memory access, in instrumented sections
 	Instrumented int            // memory instructions that now call the runtime
 	Skipped      map[string]int // memory instructions not instrumented, by reason
-	Tactics      map[string]int // patched blocks, by tactic
+	Tactics      TacticCounts   // patched blocks, by tactic (tactic.go)
 	Hooks        int            // loop hooks placed
 	HooksSkipped int            // loop hooks whose block could not be relocated
 }
@@ -123,25 +122,13 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 			b.failHooks(blk)
 			continue
 		}
-		if blk.End-p.start >= 5 {
+		if fitsJmp32(p) {
 			long = append(long, p)
 		} else {
 			short = append(short, p)
 		}
 	}
-	free := b.freeRanges(long)
-	for _, p := range long {
-		b.jump32(p.start, p.tramp, p.block.End)
-		b.done(p, "jmp32")
-	}
-	for _, p := range short {
-		if !b.island(p, free) {
-			b.res.Stats.Skipped[skipShort] += p.sites
-			b.failHooks(p.block)
-			continue
-		}
-		b.done(p, "jmp8+island")
-	}
+	b.place(long, short)
 	sort.Slice(b.res.Patches, func(i, j int) bool { return b.res.Patches[i].Addr < b.res.Patches[j].Addr })
 	return b.res, nil
 }
@@ -159,12 +146,6 @@ type builder struct {
 func (b *builder) failHooks(blk *cfg.Block) {
 	b.res.FailedHooks = append(b.res.FailedHooks, blk.Start)
 	b.res.Stats.HooksSkipped += b.hookCount(blk.Start, blk.End, b.g.Insts(blk))
-}
-
-func (b *builder) done(p *planned, tactic string) {
-	b.res.Stats.Tactics[tactic]++
-	b.res.Stats.Instrumented += p.sites
-	b.res.Stats.Hooks += p.hooks
 }
 
 // plan decides whether a block is worth relocating and counts its sites.
@@ -207,7 +188,7 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	if isEndbr(b.code(insts[0].Addr, uint64(insts[0].Len))) {
 		p.start += uint64(insts[0].Len)
 	}
-	if blk.End-p.start < 2 {
+	if blk.End-p.start < jmp8Len {
 		b.res.Stats.Skipped[skipShort] += p.sites
 		if p.hooks > 0 {
 			b.failHooks(blk)
@@ -236,87 +217,6 @@ func (b *builder) skipReason(blk *cfg.Block, in *disasm.Inst) string {
 		return skipStack
 	}
 	return ""
-}
-
-// jump32 writes `jmp tramp` at from and fills the rest of the block with int3.
-func (b *builder) jump32(from, tramp, end uint64) {
-	buf := make([]byte, end-from)
-	for i := range buf {
-		buf[i] = 0xcc
-	}
-	buf[0] = 0xe9
-	binary.LittleEndian.PutUint32(buf[1:], uint32(int32(int64(tramp-(from+5)))))
-	b.res.Patches = append(b.res.Patches, Patch{Addr: from, Bytes: buf})
-}
-
-// freeRange is a run of original code bytes nothing executes.
-type freeRange struct{ start, end uint64 }
-
-func (b *builder) freeRanges(long []*planned) []freeRange {
-	var fr []freeRange
-	for _, p := range long {
-		if p.block.End-p.start > 5 {
-			fr = append(fr, freeRange{p.start + 5, p.block.End})
-		}
-	}
-	for i := range b.g.Blocks {
-		blk := &b.g.Blocks[i]
-		if blk.Padding && b.g.Sections[blk.Sec].Instrument {
-			fr = append(fr, freeRange{blk.Start, blk.End})
-		}
-	}
-	sort.Slice(fr, func(i, j int) bool { return fr[i].start < fr[j].start })
-	return fr
-}
-
-// island places a 5-byte jump to the trampoline within rel8 reach of a short
-// block and points the block's first bytes at it.
-func (b *builder) island(p *planned, free []freeRange) bool {
-	from := p.start + 2 // rel8 is relative to the end of the 2-byte jump
-	lo, hi := from-128, from+127
-	i := sort.Search(len(free), func(i int) bool { return free[i].end >= lo+5 })
-	for ; i < len(free) && free[i].start <= hi; i++ {
-		f := &free[i]
-		at := f.start
-		if at < lo {
-			at = lo
-		}
-		if at > hi || at+5 > f.end {
-			continue
-		}
-		isl := make([]byte, 5)
-		isl[0] = 0xe9
-		binary.LittleEndian.PutUint32(isl[1:], uint32(int32(int64(p.tramp-(at+5)))))
-		b.overlay(at, isl, f)
-		jmp := make([]byte, p.block.End-p.start)
-		for k := range jmp {
-			jmp[k] = 0xcc
-		}
-		jmp[0], jmp[1] = 0xeb, byte(int8(int64(at-from)))
-		b.res.Patches = append(b.res.Patches, Patch{Addr: p.start, Bytes: jmp})
-		return true
-	}
-	return false
-}
-
-// overlay writes an island into a free range, inside an existing patch when
-// the range is the tail of a relocated block, and shrinks the range.
-func (b *builder) overlay(at uint64, isl []byte, f *freeRange) {
-	placed := false
-	for i := range b.res.Patches {
-		pt := &b.res.Patches[i]
-		if at >= pt.Addr && at+5 <= pt.Addr+uint64(len(pt.Bytes)) {
-			copy(pt.Bytes[at-pt.Addr:], isl)
-			placed = true
-			break
-		}
-	}
-	if !placed {
-		b.res.Patches = append(b.res.Patches, Patch{Addr: at, Bytes: isl})
-	}
-	// Keep the bytes before the island free only if the island sits at the
-	// start; otherwise give up the head (simple and still correct).
-	f.start = at + 5
 }
 
 // trampoline appends the relocated, instrumented copy of a block.
