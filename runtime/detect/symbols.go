@@ -1,10 +1,4 @@
-package main
-
-/*
-#include <stdlib.h>
-#include "hgrt.h"
-*/
-import "C"
+package detect
 
 import (
 	"debug/dwarf"
@@ -14,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // symbolizer names code and data addresses of the main program from its own
@@ -22,6 +15,8 @@ import (
 // tables for file:line when the binary has them. It is loaded on the first
 // report only.
 type symbolizer struct {
+	exe   string // the program file, "" for /proc/self/exe
+	host  Host   // demangles C++ names
 	once  sync.Once
 	name  string
 	funcs []sym // sorted by addr
@@ -46,7 +41,10 @@ type lineEntry struct {
 func (s *symbolizer) load() {
 	s.once.Do(func() {
 		s.name = "program"
-		exe := "/proc/self/exe"
+		exe := s.exe
+		if exe == "" {
+			exe = "/proc/self/exe"
+		}
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			s.name = filepath.Base(p)
 		}
@@ -154,9 +152,9 @@ func (s *symbolizer) global(addr uint64) (name string, off, size uint64, ok bool
 	return s.demangle(g.name), addr - g.addr, g.size, true
 }
 
-// demangle turns a C++ symbol name into its source form when the program
-// has libstdc++ loaded (runtime/demangle.c); other names are returned as
-// they are.
+// demangle turns a C++ symbol name into its source form (Host.Demangle:
+// when the program has libstdc++ loaded); other names are returned as they
+// are. Results are cached.
 func (s *symbolizer) demangle(name string) string {
 	if !strings.HasPrefix(name, "_Z") {
 		return name
@@ -166,13 +164,7 @@ func (s *symbolizer) demangle(name string) string {
 	if out, ok := s.demangled[name]; ok {
 		return out
 	}
-	out := name
-	cs := C.CString(name)
-	if d := C.hg_demangle(cs); d != nil {
-		out = C.GoString(d)
-		C.free(unsafe.Pointer(d))
-	}
-	C.free(unsafe.Pointer(cs))
+	out := s.host.Demangle(name)
 	if s.demangled == nil {
 		s.demangled = map[string]string{}
 	}
