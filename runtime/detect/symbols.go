@@ -40,11 +40,11 @@ type lineEntry struct {
 
 func (s *symbolizer) load() {
 	s.once.Do(func() {
-		s.name = "program"
 		exe := s.exe
 		if exe == "" {
 			exe = "/proc/self/exe"
 		}
+		s.name = "program"
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			s.name = filepath.Base(p)
 		}
@@ -53,25 +53,30 @@ func (s *symbolizer) load() {
 			return
 		}
 		defer f.Close()
-		syms, _ := f.Symbols()
-		dyn, _ := f.DynamicSymbols()
-		for _, e := range append(syms, dyn...) {
-			if e.Value == 0 || e.Name == "" || e.Section == elf.SHN_UNDEF {
-				continue
-			}
-			switch elf.ST_TYPE(e.Info) {
-			case elf.STT_FUNC, elf.STT_GNU_IFUNC:
-				s.funcs = append(s.funcs, sym{e.Name, e.Value, e.Size})
-			case elf.STT_OBJECT, elf.STT_TLS:
-				s.objs = append(s.objs, sym{e.Name, e.Value, e.Size})
-			}
-		}
-		sortSyms(s.funcs)
-		sortSyms(s.objs)
+		s.readSymbols(f)
 		if d, err := f.DWARF(); err == nil {
 			s.lines = readLines(d)
 		}
 	})
+}
+
+// readSymbols sorts the file's functions and data objects by address.
+func (s *symbolizer) readSymbols(f *elf.File) {
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	for _, e := range append(syms, dyn...) {
+		if e.Value == 0 || e.Name == "" || e.Section == elf.SHN_UNDEF {
+			continue
+		}
+		switch elf.ST_TYPE(e.Info) {
+		case elf.STT_FUNC, elf.STT_GNU_IFUNC:
+			s.funcs = append(s.funcs, sym{e.Name, e.Value, e.Size})
+		case elf.STT_OBJECT, elf.STT_TLS:
+			s.objs = append(s.objs, sym{e.Name, e.Value, e.Size})
+		}
+	}
+	sortSyms(s.funcs)
+	sortSyms(s.objs)
 }
 
 func sortSyms(v []sym) {
