@@ -11,8 +11,8 @@ type Host interface {
 	// PublishEpoch stores thread tid's current epoch (a cell epoch:
 	// shadow.CellEpoch) where the C fast path reads it. It is called by
 	// thread tid itself whenever it starts a new segment, and once by its
-	// creator (ThreadCreate) before tid runs; never for one tid from two
-	// threads at once.
+	// creator (ThreadCreate, with the detector's table lock held) before
+	// tid runs; never for one tid from two threads at once.
 	PublishEpoch(tid int32, epoch uint64)
 	// PublishedEpoch returns the epoch last published for tid, 0 if none.
 	// It is called for other threads than the caller, with a shadow stripe
@@ -29,7 +29,8 @@ type Host interface {
 	Halt(code int)
 	// Demangle returns the source form of a C++ symbol name (one that
 	// starts with "_Z"), or name itself when it cannot. It is called
-	// under the symbolizer's lock, so it need not be reentrant.
+	// under the symbolizer's lock (and often the reporter's), so it need
+	// not be reentrant.
 	Demangle(name string) string
 	// LinkPC turns a run-time code address into the main program's
 	// link-time address, 0 when it is not in the main program.
