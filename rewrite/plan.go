@@ -222,7 +222,7 @@ func waitLoopTouches(g *cfg.Graph, lr *loops.Result, w loops.WaitLoop, failed ma
 // lockCalls finds, in every function that signals a condition variable,
 // the calls that lock a mutex: the runtime is told the mutex is used with
 // condition variables before the first wait on it, so that the regions
-// that set the condition are published at their unlock (runtime/cond.go).
+// that set the condition are published at their unlock (runtime/detect/cond.go).
 func lockCalls(li loops.Input) map[uint64]patch.Value {
 	g := li.Graph
 	byStart := map[uint64]string{}

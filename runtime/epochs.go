@@ -8,12 +8,11 @@ import "C"
 import (
 	"sync/atomic"
 	"unsafe"
-
-	"hgrewrite/shadow"
 )
 
 // publishEpoch stores a thread's current epoch where the C fast path reads
-// it. Only the thread itself writes its entry.
+// it (hg_epochs). Only the thread itself writes its entry (or its creator,
+// before it runs).
 func publishEpoch(tid int32, e uint64) {
 	if tid >= 0 && tid < C.HG_MAX_THREADS {
 		atomic.StoreUint64((*uint64)(unsafe.Pointer(&C.hg_epochs[tid])), e)
@@ -29,6 +28,6 @@ func publishedEpoch(tid int32) uint64 {
 }
 
 // publishShadow gives the C fast path the shadow directory.
-func publishShadow(m *shadow.Memory) {
-	C.hg_set_shadow_dir(C.uintptr_t(m.DirectoryBase()))
+func publishShadow(dir uintptr) {
+	C.hg_set_shadow_dir(C.uintptr_t(dir))
 }

@@ -10,14 +10,19 @@ import (
 	"os"
 	"unsafe"
 
+	"hgrewrite/runtime/detect"
 	"hgrewrite/runtime/hgopts"
-	"hgrewrite/shadow"
 )
 
 // The functions below are the C side's calls into Go. Each arrives on the
-// thread it is about, with that thread's re-entrancy guard up.
+// thread it is about, with that thread's re-entrancy guard up; they
+// forward to the detector (package detect), whose threading rules they
+// follow.
 
-var opts = hgopts.Defaults()
+var (
+	opts = hgopts.Defaults()
+	det  *detect.Detector // set by hgGoMainThread
+)
 
 //export hgGoInit
 func hgGoInit(o *C.struct_hg_options) C.int {
@@ -55,15 +60,19 @@ func cbool(b bool) C.int {
 //
 //export hgGoMainThread
 func hgGoMainThread(bias uint64) int32 {
-	d, err := newDetector(opts, bias)
+	d, err := detect.New(detect.Config{Options: opts, Bias: bias}, cHost{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hgrewrite runtime: cannot start race detection: %v\n", err)
 		return -1
 	}
 	det = d
-	publishShadow(d.mem)
-	return d.newThread(nil, 0).tid
+	publishShadow(d.ShadowBase())
+	return d.MainThread()
 }
+
+// The C event buffer is handed over as it is.
+var _ [unsafe.Sizeof(detect.Event{}) - unsafe.Sizeof(C.struct_hg_event{})]byte
+var _ [unsafe.Sizeof(C.struct_hg_event{}) - unsafe.Sizeof(detect.Event{})]byte
 
 // hgGoFlush processes a batch of t's events; rec is the thread's C record
 // (its region recording is read from there). It returns the number of
@@ -71,68 +80,8 @@ func hgGoMainThread(bias uint64) int32 {
 //
 //export hgGoFlush
 func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_thread) C.int {
-	d := det
-	t := d.thread(tid)
-	if t == nil || d.finished.Load() {
-		return 0
-	}
-	t.rec = rec
-	for _, e := range unsafe.Slice(ev, int(n)) {
-		info := uint64(e.info)
-		pc, size, flags := uint32(info), (info>>32)&0xffff, uint16(info>>48)
-		addr := uint64(e.addr)
-		if flags&(flagLock|flagUnlock) != 0 {
-			if !d.opts.Lib {
-				continue
-			}
-			mode := uint64(e.len)
-			if flags&flagLock != 0 {
-				d.lock(t, addr, mode&lockRead == 0)
-			} else {
-				d.unlock(t, addr)
-			}
-			switch {
-			case flags&flagLock != 0 && mode&lockBeg != 0:
-				t.cond.begin()
-			case flags&flagUnlock != 0 && mode&lockEnd != 0:
-				d.regionEnd(t, mode&lockCVM != 0)
-			}
-			continue
-		}
-		if flags&(flagHook|flagSignal|flagWaitDone) != 0 {
-			if d.opts.Lib {
-				switch {
-				case flags&flagHook != 0:
-					d.loopExit(t, addr)
-				case flags&flagSignal != 0:
-					d.signal(t, addr)
-				default:
-					d.waitDone(t, addr, e.len&waitInLoop != 0, e.len&waitWoke != 0)
-				}
-			}
-			continue
-		}
-		if flags&(flagAlloc|flagFree) != 0 {
-			d.heapEvent(t, addr, uint64(e.len), uint64(pc), flags)
-			continue
-		}
-		if flags&flagAtomic != 0 {
-			// Atomics are synchronisation, never races: before the
-			// instruction, release onto the address; after it, acquire
-			// what was released there (see patch.InfoPost).
-			if flags&flagPost != 0 {
-				d.acquire(t, addr)
-			} else {
-				d.release(t, addr)
-			}
-			continue
-		}
-		if e.len != 0 {
-			size = uint64(e.len)
-		}
-		d.access(t, addr, size, pc, uint8(flags))
-	}
-	return C.int(d.rep.pendingCount(t))
+	events := unsafe.Slice((*detect.Event)(unsafe.Pointer(ev)), int(n))
+	return C.int(det.Flush(tid, events, (*cRecord)(rec)))
 }
 
 // hgGoStack prints t's pending reports with the call stack the C side
@@ -140,185 +89,55 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_
 //
 //export hgGoStack
 func hgGoStack(tid int32, pcs *C.uint64_t, n C.int) {
-	d := det
-	t := d.thread(tid)
-	if t == nil {
-		return
-	}
 	stack := make([]uint64, int(n))
 	for i, pc := range unsafe.Slice(pcs, int(n)) {
 		stack[i] = uint64(pc)
 	}
-	d.rep.emit(t, stack)
+	det.Stack(tid, stack)
 }
 
 //export hgGoThreadCreate
-func hgGoThreadCreate(parent int32, ra uint64) int32 {
-	d := det
-	p := d.thread(parent)
-	if p == nil {
-		return -1
-	}
-	d.mu.Lock()
-	full := len(d.threads) >= maxThreads
-	d.mu.Unlock()
-	if full {
-		d.tooManyThreads.Do(func() {
-			d.rep.print(fmt.Sprintf("hgrewrite: more than %d threads: threads created from now on are not checked\n", maxThreads))
-		})
-		return -1
-	}
-	c := d.newThread(p, d.linkPC(ra))
-	d.tick(p)
-	return c.tid
-}
+func hgGoThreadCreate(parent int32, ra uint64) int32 { return det.ThreadCreate(parent, ra) }
 
 //export hgGoThreadHandle
-func hgGoThreadHandle(tid int32, handle uint64) {
-	det.mu.Lock()
-	det.handles[handle] = tid
-	det.mu.Unlock()
-}
+func hgGoThreadHandle(tid int32, handle uint64) { det.ThreadHandle(tid, handle) }
 
 //export hgGoThreadExit
-func hgGoThreadExit(tid int32) {
-	d := det
-	if t := d.thread(tid); t != nil {
-		d.mu.Lock()
-		t.exitVC = t.vc.Copy()
-		d.mu.Unlock()
-	}
-}
+func hgGoThreadExit(tid int32) { det.ThreadExit(tid) }
 
 //export hgGoThreadJoin
-func hgGoThreadJoin(tid int32, handle uint64) {
-	d := det
-	t := d.thread(tid)
-	d.mu.Lock()
-	child, ok := d.handles[handle]
-	delete(d.handles, handle)
-	var vc *shadow.VC
-	if ok && int(child) < len(d.threads) {
-		c := d.threads[child]
-		vc = c.exitVC
-		if vc == nil {
-			vc = c.vc
-		}
-	}
-	if t != nil && vc != nil {
-		t.vc.Join(vc)
-	}
-	d.mu.Unlock()
-	if ok {
-		// Join rule (ch. 5.1.2), applied lazily: cells whose threadset
-		// loses its last other member return to exclusive when next
-		// touched (detector.afterJoin).
-		d.tsets.Kill(uint16(child))
-	}
-	if t != nil {
-		d.tick(t)
-	}
-}
+func hgGoThreadJoin(tid int32, handle uint64) { det.ThreadJoin(tid, handle) }
 
 //export hgGoBarrierInit
-func hgGoBarrierInit(addr, count uint64) {
-	d := det
-	if count == 0 {
-		count = 1
-	}
-	d.mu.Lock()
-	d.barriers[addr] = &barrier{count: count}
-	d.mu.Unlock()
-}
+func hgGoBarrierInit(addr, count uint64) { det.BarrierInit(addr, count) }
 
 //export hgGoBarrierArrive
-func hgGoBarrierArrive(tid int32, addr uint64) uint64 {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		return d.barrierArrive(t, addr)
-	}
-	return 0
-}
+func hgGoBarrierArrive(tid int32, addr uint64) uint64 { return det.BarrierArrive(tid, addr) }
 
 //export hgGoBarrierLeave
-func hgGoBarrierLeave(tid int32, addr, gen uint64) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.barrierLeave(t, addr, gen)
-	}
-}
+func hgGoBarrierLeave(tid int32, addr, gen uint64) { det.BarrierLeave(tid, addr, gen) }
 
 //export hgGoRelease
-func hgGoRelease(tid int32, addr uint64) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.release(t, addr)
-	}
-}
+func hgGoRelease(tid int32, addr uint64) { det.Release(tid, addr) }
 
 //export hgGoAcquire
-func hgGoAcquire(tid int32, addr uint64) {
-	d := det
-	if t := d.thread(tid); t != nil && d.opts.Lib {
-		d.acquire(t, addr)
-	}
-}
+func hgGoAcquire(tid int32, addr uint64) { det.Acquire(tid, addr) }
 
 // hgGoFinish ends detection and prints the summary; it returns the number
 // of races reported.
 //
 //export hgGoFinish
 func hgGoFinish() C.int {
-	d := det
-	if d == nil || d.finished.Swap(true) {
+	if det == nil {
 		return 0
 	}
-	d.mu.Lock()
-	threads := append([]*thread(nil), d.threads...)
-	d.mu.Unlock()
-	for _, t := range threads {
-		d.rep.emit(t, nil) // reports still waiting for a stack
-	}
-	return C.int(d.rep.summary())
+	return C.int(det.Finish())
 }
-
-// linkPC turns a run-time code address into the main program's link-time
-// address (what the symbolizer and the info words use), or 0 when it is
-// not in the main program (a pthread_create call inside libstdc++).
-func (d *detector) linkPC(ra uint64) uint64 {
-	return uint64(C.hg_link_pc_addr(C.uint64_t(ra)))
-}
-
-// freeCheckBytes bounds the part of a released block that is checked as a
-// write: freeing a large block would otherwise cost time in its size.
-const freeCheckBytes = 4096
 
 // hgGoFree handles a free (or delete) called by the program: the release is
-// a write to the block (checked on its first freeCheckBytes), then the
-// block's shadow is reset and the block forgotten.
+// a write to the block, then the block's shadow is reset (detect.Free).
 //
 //export hgGoFree
 func hgGoFree(tid int32, addr, size, pc uint64) C.int {
-	d := det
-	t := d.thread(tid)
-	if t == nil || d.finished.Load() {
-		return 0
-	}
-	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), flagWrite|accessFree)
-	d.mem.Reset(addr, size)
-	d.heap.remove(addr)
-	return C.int(d.rep.pendingCount(t))
-}
-
-// heapEvent records an allocation or release for reports; the C side has
-// reset the block's shadow already (runtime/malloc.c).
-func (d *detector) heapEvent(t *thread, addr, size, pc uint64, flags uint16) {
-	if flags&flagResetDone == 0 {
-		d.mem.Reset(addr, size)
-	}
-	if flags&flagAlloc != 0 {
-		d.heap.add(addr, size, pc, t.tid)
-	} else {
-		d.heap.remove(addr)
-	}
+	return C.int(det.Free(tid, addr, size, pc))
 }

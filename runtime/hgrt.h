@@ -91,7 +91,7 @@ struct hg_thread {
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
 	/* The current lock-protected region's reads and writes (lsd, the
-	 * write/read relation of runtime/cond.go), recorded here so that its
+	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
 	uint8_t nrec_r, nrec_w, rec_writes_on;
 	uint64_t rec_r[HG_REC];

@@ -21,9 +21,13 @@
 //   - start.c: start-up (options, the header in the program, entry slots),
 //     fork handling, exit statistics and the exit-status rule;
 //   - demangle.c: C++ names in reports;
-//   - exports.go, detector.go, report.go, symbols.go: the Go side, which runs
-//     the memory state machines (package msm) over shadow memory (package
-//     shadow) and writes reports.
+//   - exports.go, host.go, epochs.go: the Go side's cgo adapter. The
+//     //export functions forward the C side's calls to the detector,
+//     package detect (runtime/detect), which runs the memory state
+//     machines (package msm) over shadow memory (package shadow) and writes
+//     reports; host.go implements its Host interface (printing, halting,
+//     demangling, code addresses, the threads' C records), epochs.go
+//     publishes threads' epochs and the shadow directory to the fast path.
 //
 // hgrt.h declares the contract, what the Go side sees of the C side and
 // what the C files use of each other; rt_internal.h, which the Go side does

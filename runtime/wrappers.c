@@ -180,7 +180,7 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
  * condition wait or holds a mutex used with condition variables goes to
  * the Go side before the mutex is released: the next
  * thread to take the mutex may be a waiter that follows the write/read
- * relations this region's writes create (runtime/cond.go), for instance
+ * relations this region's writes create (runtime/detect/cond.go), for instance
  * when the signal is sent after the unlock. Other unlocks travel in the
  * buffer like the locks. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
@@ -261,7 +261,7 @@ static void hg_acquire(struct hg_thread *t, void *obj)
 
 /* Condition variables. A signal publishes the signaller's past on the
  * condition variable (and, with lsd=wr, on the variables it wrote in its
- * lock-protected region); a completed wait acquires it (runtime/cond.go).
+ * lock-protected region); a completed wait acquires it (runtime/detect/cond.go).
  * A wait that a wait-loop hook marked is only remembered: the loop's exit
  * hook makes the edge, even when the signal came before the loop and the
  * wait never ran (ch. 6.3). Waiting releases and re-acquires the mutex:
@@ -379,7 +379,7 @@ int sem_trywait(sem_t *s) SEM_WAIT(sem_trywait, s)
 int sem_timedwait(sem_t *s, const struct timespec *ts) SEM_WAIT(sem_timedwait, s, ts)
 
 /* Barriers: everyone releases into the round's clock before anyone can
- * leave, then acquires that round's clock (see detector.go, barrier). */
+ * leave, then acquires that round's clock (runtime/detect/sync.go). */
 DEFINE_REAL(int, pthread_barrier_init, pthread_barrier_t *, const pthread_barrierattr_t *, unsigned)
 DEFINE_REAL(int, pthread_barrier_wait, pthread_barrier_t *)
 int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, unsigned n)

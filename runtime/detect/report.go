@@ -1,26 +1,21 @@
-package main
-
-/*
-#include <stdlib.h>
-#include "hgrt.h"
-*/
-import "C"
+package detect
 
 import (
 	"fmt"
 	"os"
 	"strings"
 	"sync"
-	"unsafe"
 
+	"hgrewrite/abi"
 	"hgrewrite/msm"
+	"hgrewrite/shadow"
 )
 
 // reporter turns races into reports: one per racy context (the unordered
 // pair of code locations), symbolised with the program's own symbols and
 // line tables.
 type reporter struct {
-	d        *detector
+	d        *Detector
 	mu       sync.Mutex
 	sym      symbolizer
 	contexts map[[2]uint32]bool
@@ -28,17 +23,19 @@ type reporter struct {
 	races    int // racy contexts found, printed or not
 }
 
-func (r *reporter) init(d *detector) {
+func (r *reporter) init(d *Detector, exe string) {
 	r.d = d
 	r.contexts = map[[2]uint32]bool{}
+	r.sym.exe = exe
+	r.sym.host = d.host
 }
 
 func accessWord(flags uint8) string {
 	if flags&accessFree != 0 {
 		return "Free"
 	}
-	if flags&flagWrite != 0 {
-		if flags&flagRead != 0 {
+	if flags&abi.Write != 0 {
+		if flags&abi.Read != 0 {
 			return "Read-write"
 		}
 		return "Write"
@@ -47,30 +44,21 @@ func accessWord(flags uint8) string {
 }
 
 // race reports that t's access made a location enter Race. prev is the
-// packed previous access from the shadow cell (0 if none was recorded).
+// packed previous access from the shadow cell (shadow.PackAccess; 0 if none
+// was recorded). The report waits in t.pending for the thread's stack
+// (emit), unless halt_on_error prints it and ends the process.
 func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev uint64, cell msm.Cell) {
-	ppc := uint32(prev)
-	key := [2]uint32{pc, ppc}
-	if key[0] > key[1] {
-		key[0], key[1] = key[1], key[0]
-	}
+	ppc, ptid, pflags, psize := shadow.UnpackAccess(prev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.contexts[key] {
+	if !r.newContext(pc, ppc) {
 		return
 	}
-	r.contexts[key] = true
-	r.races++
-	if r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports {
-		return
-	}
-	r.reports++
 	var b strings.Builder
 	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: data race (pid %d)\n", os.Getpid())
 	fmt.Fprintf(&b, "  %s of size %d at %#x by thread T%d:\n", accessWord(flags), size, addr, t.tid)
 	fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(pc)))
 	if prev != 0 {
-		ptid, pflags, psize := int32(uint16(prev>>32)), uint8(prev>>48), uint8(prev>>56)
 		fmt.Fprintf(&b, "  Previous %s of size %d by thread T%d:\n", strings.ToLower(accessWord(pflags)), psize, ptid)
 		fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(ppc)))
 	}
@@ -78,21 +66,47 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	r.locksHeld(&b, t, flags)
 	r.creation(&b, t.tid)
 	if prev != 0 {
-		r.creation(&b, int32(uint16(prev>>32)))
+		r.creation(&b, int32(ptid))
 	}
-	fmt.Fprintf(&b, "  Detected by MSM-%s: the location is now in state %v.\n", r.d.opts.MSM, cell.State)
-	if r.d.opts.Verbosity > 0 {
-		pt := epochTID(cell.TS)
-		fmt.Fprintf(&b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&clockMask,
-			t.tid, pt, t.vc.Get(pt))
-	}
+	r.verdict(&b, t, cell)
 	if r.d.opts.HaltOnError {
 		b.WriteString("==================\n")
 		r.print(b.String())
-		C.hg_halt(C.int(r.d.opts.ExitCode))
+		r.d.host.Halt(r.d.opts.ExitCode)
 	}
 	// The report is finished by emit, once the thread's stack is known.
 	t.pending = append(t.pending, b.String())
+}
+
+// newContext counts the racy context of the code locations pc and ppc
+// (unordered) and says whether it is new and to be printed (max_reports).
+// The caller holds r.mu.
+func (r *reporter) newContext(pc, ppc uint32) bool {
+	key := [2]uint32{pc, ppc}
+	if key[0] > key[1] {
+		key[0], key[1] = key[1], key[0]
+	}
+	if r.contexts[key] {
+		return false
+	}
+	r.contexts[key] = true
+	r.races++
+	if r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports {
+		return false
+	}
+	r.reports++
+	return true
+}
+
+// verdict names the state machine and the state the location is in, and
+// with verbosity the segments that were found unordered.
+func (r *reporter) verdict(b *strings.Builder, t *thread, cell msm.Cell) {
+	fmt.Fprintf(b, "  Detected by MSM-%s: the location is now in state %v.\n", r.d.opts.MSM, cell.State)
+	if r.d.opts.Verbosity > 0 {
+		pt := epochTID(cell.TS)
+		fmt.Fprintf(b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&shadow.CellClockMask,
+			t.tid, pt, t.vc.Get(pt))
+	}
 }
 
 // pendingCount is the number of t's reports waiting for a stack.
@@ -100,6 +114,15 @@ func (r *reporter) pendingCount(t *thread) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return len(t.pending)
+}
+
+// Stack prints thread tid's pending reports with its call stack: the
+// return addresses the C side captured at the thread's first interposed
+// call after Flush or Free returned a pending count, innermost first.
+func (d *Detector) Stack(tid int32, stack []uint64) {
+	if t := d.thread(tid); t != nil {
+		d.rep.emit(t, stack)
+	}
 }
 
 // emit prints t's pending reports. stack holds the return addresses of the
@@ -135,14 +158,14 @@ func (r *reporter) frames(stack []uint64) string {
 	k := 0
 	started := false
 	for _, ra := range stack {
-		if C.hg_in_runtime(C.uint64_t(ra)) != 0 {
+		if r.d.host.InRuntime(ra) {
 			if started {
 				break // the runtime's own threads start below the program
 			}
 			continue
 		}
 		started = true
-		if lp := r.d.linkPC(ra); lp != 0 {
+		if lp := r.d.host.LinkPC(ra); lp != 0 {
 			fmt.Fprintf(&b, "    #%d %s\n", k, r.sym.code(lp-1))
 		} else {
 			fmt.Fprintf(&b, "    #%d %#x (in a shared library)\n", k, ra)
@@ -173,7 +196,7 @@ func (r *reporter) location(addr uint64) string {
 
 func (r *reporter) locksHeld(b *strings.Builder, t *thread, flags uint8) {
 	id := t.held
-	if flags&flagWrite != 0 {
+	if flags&abi.Write != 0 {
 		id = t.writeHeld
 	}
 	locks := r.d.locks.Members(id)
@@ -206,9 +229,7 @@ func (r *reporter) creation(b *strings.Builder, tid int32) {
 }
 
 func (r *reporter) print(s string) {
-	cs := C.CString(s)
-	C.hg_print(cs)
-	C.free(unsafe.Pointer(cs))
+	r.d.host.Print(s)
 }
 
 // summary prints the exit summary and returns the number of racy contexts.

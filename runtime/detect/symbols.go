@@ -1,10 +1,4 @@
-package main
-
-/*
-#include <stdlib.h>
-#include "hgrt.h"
-*/
-import "C"
+package detect
 
 import (
 	"debug/dwarf"
@@ -14,7 +8,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"unsafe"
 )
 
 // symbolizer names code and data addresses of the main program from its own
@@ -22,6 +15,8 @@ import (
 // tables for file:line when the binary has them. It is loaded on the first
 // report only.
 type symbolizer struct {
+	exe   string // the program file, "" for /proc/self/exe
+	host  Host   // demangles C++ names
 	once  sync.Once
 	name  string
 	funcs []sym // sorted by addr
@@ -45,8 +40,11 @@ type lineEntry struct {
 
 func (s *symbolizer) load() {
 	s.once.Do(func() {
+		exe := s.exe
+		if exe == "" {
+			exe = "/proc/self/exe"
+		}
 		s.name = "program"
-		exe := "/proc/self/exe"
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			s.name = filepath.Base(p)
 		}
@@ -55,25 +53,30 @@ func (s *symbolizer) load() {
 			return
 		}
 		defer f.Close()
-		syms, _ := f.Symbols()
-		dyn, _ := f.DynamicSymbols()
-		for _, e := range append(syms, dyn...) {
-			if e.Value == 0 || e.Name == "" || e.Section == elf.SHN_UNDEF {
-				continue
-			}
-			switch elf.ST_TYPE(e.Info) {
-			case elf.STT_FUNC, elf.STT_GNU_IFUNC:
-				s.funcs = append(s.funcs, sym{e.Name, e.Value, e.Size})
-			case elf.STT_OBJECT, elf.STT_TLS:
-				s.objs = append(s.objs, sym{e.Name, e.Value, e.Size})
-			}
-		}
-		sortSyms(s.funcs)
-		sortSyms(s.objs)
+		s.readSymbols(f)
 		if d, err := f.DWARF(); err == nil {
 			s.lines = readLines(d)
 		}
 	})
+}
+
+// readSymbols sorts the file's functions and data objects by address.
+func (s *symbolizer) readSymbols(f *elf.File) {
+	syms, _ := f.Symbols()
+	dyn, _ := f.DynamicSymbols()
+	for _, e := range append(syms, dyn...) {
+		if e.Value == 0 || e.Name == "" || e.Section == elf.SHN_UNDEF {
+			continue
+		}
+		switch elf.ST_TYPE(e.Info) {
+		case elf.STT_FUNC, elf.STT_GNU_IFUNC:
+			s.funcs = append(s.funcs, sym{e.Name, e.Value, e.Size})
+		case elf.STT_OBJECT, elf.STT_TLS:
+			s.objs = append(s.objs, sym{e.Name, e.Value, e.Size})
+		}
+	}
+	sortSyms(s.funcs)
+	sortSyms(s.objs)
 }
 
 func sortSyms(v []sym) {
@@ -154,9 +157,9 @@ func (s *symbolizer) global(addr uint64) (name string, off, size uint64, ok bool
 	return s.demangle(g.name), addr - g.addr, g.size, true
 }
 
-// demangle turns a C++ symbol name into its source form when the program
-// has libstdc++ loaded (runtime/demangle.c); other names are returned as
-// they are.
+// demangle turns a C++ symbol name into its source form (Host.Demangle:
+// when the program has libstdc++ loaded); other names are returned as they
+// are. Results are cached.
 func (s *symbolizer) demangle(name string) string {
 	if !strings.HasPrefix(name, "_Z") {
 		return name
@@ -166,13 +169,7 @@ func (s *symbolizer) demangle(name string) string {
 	if out, ok := s.demangled[name]; ok {
 		return out
 	}
-	out := name
-	cs := C.CString(name)
-	if d := C.hg_demangle(cs); d != nil {
-		out = C.GoString(d)
-		C.free(unsafe.Pointer(d))
-	}
-	C.free(unsafe.Pointer(cs))
+	out := s.host.Demangle(name)
 	if s.demangled == nil {
 		s.demangled = map[string]string{}
 	}

@@ -1,13 +1,7 @@
-package main
-
-/*
-#include "hgrt.h"
-*/
-import "C"
+package detect
 
 import (
 	"sync"
-	"unsafe"
 
 	"hgrewrite/shadow"
 )
@@ -38,9 +32,10 @@ import (
 // condState is one thread's view of its current lock-protected region
 // (touched only by the thread itself). The region's reads and writes are
 // recorded by the C side (hgrt.h rec_r/rec_w, fastpath.c hg_record), so
-// that its accesses keep the fast path; load copies them when a wait,
-// signal or region end needs them (always while the region they describe
-// is the thread's current one: see runtime/wrappers.c).
+// that its accesses keep the fast path; load copies them from the
+// thread's Region when a wait, signal or region end needs them (always
+// while the region they describe is the thread's current one: see
+// runtime/wrappers.c).
 type condState struct {
 	recording bool
 	reads     []uint64
@@ -61,16 +56,13 @@ func (c *condState) end() {
 	c.loopCV, c.loopWait = 0, false
 }
 
-// load copies the thread's recorded reads and writes from its C record
-// (read directly: a call into C from here would cost a system-call
-// transition of the Go scheduler).
-func (c *condState) load(r *C.struct_hg_thread) {
-	if r == nil {
-		c.reads, c.writes = c.reads[:0], c.writes[:0]
-		return
+// load copies the thread's recorded reads and writes from its Region
+// (none without one).
+func (c *condState) load(r Region) {
+	c.reads, c.writes = c.reads[:0], c.writes[:0]
+	if r != nil {
+		c.reads, c.writes = r.Recorded(c.reads, c.writes)
 	}
-	c.reads = append(c.reads[:0], unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), int(r.nrec_r))...)
-	c.writes = append(c.writes[:0], unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), int(r.nrec_w))...)
 }
 
 // regionEnd runs at the unlock that ends t's lock-protected region. If a
@@ -92,7 +84,7 @@ func (c *condState) load(r *C.struct_hg_thread) {
 // producer. runtime/wrappers.c hands such a region to the Go side before
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
-func (d *detector) regionEnd(t *thread, cvMutex bool) {
+func (d *Detector) regionEnd(t *thread, cvMutex bool) {
 	if !cvMutex && !t.cond.waited || d.opts.LSD != "wr" {
 		t.cond.end() // nothing to publish (and the record may be a later region's)
 		return
@@ -113,7 +105,7 @@ func (d *detector) regionEnd(t *thread, cvMutex bool) {
 // signal is HANDLE_SIGNAL: the variables t wrote in its region map to
 // t's current segment (DS(d) <- TS_t), TS_cv joins TS_t, and t starts a new
 // segment.
-func (d *detector) signal(t *thread, cv uint64) {
+func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" {
 		t.cond.load(t.rec)
 	}
@@ -125,7 +117,7 @@ func (d *detector) signal(t *thread, cv uint64) {
 }
 
 // waitDone runs when a condition wait returns (woke: not by a timeout).
-func (d *detector) waitDone(t *thread, cv uint64, inLoop, woke bool) {
+func (d *Detector) waitDone(t *thread, cv uint64, inLoop, woke bool) {
 	if inLoop && d.opts.LSD != "no" {
 		t.cond.loopCV, t.cond.loopWait = cv, true
 		return
@@ -138,7 +130,7 @@ func (d *detector) waitDone(t *thread, cv uint64, inLoop, woke bool) {
 // loopExit is ANNOTATE_WAIT: a wait loop is left. The condition variable
 // is that of the last wait the loop ran, else the one the rewriter
 // recovered statically (0 if it could not).
-func (d *detector) loopExit(t *thread, static uint64) {
+func (d *Detector) loopExit(t *thread, static uint64) {
 	if d.opts.LSD == "no" {
 		return
 	}
@@ -153,7 +145,7 @@ func (d *detector) loopExit(t *thread, static uint64) {
 // handleWait is HANDLE_WAIT: with lsd=wr, acquire the segments of the
 // signallers that wrote what t read in its region; else (or when there is
 // none) acquire TS_cv. cv 0 (unknown) leaves only the write/read relation.
-func (d *detector) handleWait(t *thread, cv uint64) {
+func (d *Detector) handleWait(t *thread, cv uint64) {
 	found := false
 	if d.opts.LSD == "wr" {
 		t.cond.load(t.rec)

@@ -1,0 +1,217 @@
+package detect
+
+import (
+	"sync/atomic"
+
+	"hgrewrite/abi"
+	"hgrewrite/msm"
+	"hgrewrite/shadow"
+)
+
+// accessFree marks, in the flags of an access (and of the cell's
+// previous-access word, shadow.PackAccess), the write a free makes
+// (heap.go). It reuses the bit of abi.Post, which is free there: Post
+// events are atomics' acquire halves and never reach Detector.access.
+const accessFree = abi.Post
+
+// A shadow cell (three words per 4-byte granule, see package shadow and
+// shadow/cell.go): word 0 is state | TS_d epoch (with the granule's touched
+// mask), word 1 C_d lockset | S_d threadset, word 2 the previous access.
+
+func loadCell(c *[3]uint64) msm.Cell { return cellOf(c[0], c[1]) }
+
+// cellOf decodes words 0 and 1 of a cell.
+func cellOf(w0, w1 uint64) msm.Cell {
+	locks, threads := shadow.UnpackSets(w1)
+	return msm.Cell{State: msm.State(shadow.Word0State(w0)), TS: msm.Epoch(w0 & shadow.CellEpochMask),
+		Locks: msm.LocksetID(locks), Threads: msm.ThreadsetID(threads)}
+}
+
+// storeCell writes m into c with the touched mask touched (in place). Word
+// 0 is written with one atomic store: the C fast path reads it unlocked.
+func storeCell(c *[3]uint64, m msm.Cell, touched uint64) {
+	c[1] = shadow.PackSets(uint32(m.Locks), uint32(m.Threads))
+	atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(m.State), uint64(m.TS), touched))
+}
+
+// access runs the state machine on every location an access touches: a
+// granule, or the touched bytes of a split granule (shadow/split.go).
+func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) {
+	end := addr + size
+	if end < addr || end > shadow.MaxAddr {
+		return
+	}
+	a := t.accessOf(flags&abi.Write != 0)
+	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&0xf, uint8(min(size, 255)))
+	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
+		c := d.mem.Cell(g)
+		if c == nil {
+			return
+		}
+		mask := shadow.ByteMask(addr, end, g)
+		if d.unchanged(t, c, a, mask) {
+			continue
+		}
+		r := d.granule(t, g, c, a, mask, prevWord)
+		if r.race {
+			d.rep.race(t, addr, size, pc, flags, r.prev, r.next)
+		}
+	}
+}
+
+// accessOf is t's access as the state machines see it: its segment and the
+// locks that guard it (write-mode locks for a write).
+func (t *thread) accessOf(write bool) msm.Access {
+	a := msm.Access{Write: write, Thread: msm.ThreadID(t.tid), TS: t.epoch(), Locks: msm.LocksetID(t.held)}
+	if write {
+		a.Locks = msm.LocksetID(t.writeHeld)
+	}
+	return a
+}
+
+// granule steps the cell c of granule g under its stripe lock: the cell
+// itself, or the side cells of the bytes mask once the granule is split.
+func (d *Detector) granule(t *thread, g uint64, c *[3]uint64, a msm.Access, mask, prevWord uint64) stepResult {
+	d.mem.Lock(g)
+	defer d.mem.Unlock(g)
+	if !shadow.IsSplit(c) {
+		touched := uint64(shadow.Touched(c[0]))
+		if touched&mask != 0 || !d.splits(t, c, touched) || d.mem.Split(c) == nil {
+			return d.step(t, c, a, prevWord, (touched|mask)<<shadow.TouchedShift)
+		}
+	}
+	var r stepResult
+	side := d.mem.Side(c)
+	for b := range side {
+		if mask&(1<<b) != 0 && !r.race {
+			r = d.step(t, &side[b], a, prevWord, shadow.TouchedMask)
+		}
+	}
+	return r
+}
+
+// unchanged reports, without the stripe lock, whether access a to the
+// bytes mask of cell c would leave the cell as it is: the usual case for
+// data that threads share and keep reading (or writing under the same
+// lock) within one segment. Then neither the lock nor the cell's cache
+// line is written, which is what makes shared data expensive. The cell is
+// read without the lock: if another thread changes it at that moment, this
+// access is judged against the state just before, as the C fast path
+// does. A step that would report a race is never skipped, and neither is
+// one the lazy join rule or a split would change. The previous-access word
+// keeps the last access that changed the cell.
+func (d *Detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64) bool {
+	w0 := atomic.LoadUint64(&c[0])
+	if shadow.Word0State(w0) == shadow.StateSplit || uint64(shadow.Touched(w0))&mask != mask {
+		return false
+	}
+	cur := cellOf(w0, atomic.LoadUint64(&c[1]))
+	if cur.State == msm.New || msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
+		return false
+	}
+	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
+		return true // see step
+	}
+	if !msm.HasThreadset(cur.State) {
+		// Exclusive to another thread (the C fast path takes this
+		// thread's own): the access changes the state.
+		return false
+	}
+	next, race := msm.Step(d.machine, cur, a, t.env)
+	return !race && next == cur
+}
+
+// splits says whether an access by t to bytes of cell c outside its
+// touched mask makes the granule split: yes, unless the granule is new or
+// still exclusive to t (then the bytes are simply added to it).
+func (d *Detector) splits(t *thread, c *[3]uint64, touched uint64) bool {
+	if touched == 0 {
+		return false
+	}
+	cur := loadCell(c)
+	switch cur.State {
+	case msm.New:
+		return false
+	case msm.ExclRead, msm.ExclWrite:
+		return int32(epochTID(cur.TS)) != t.tid
+	}
+	return true
+}
+
+// stepResult is what one state-machine step found.
+type stepResult struct {
+	race bool
+	prev uint64 // the cell's previous-access word
+	next msm.Cell
+}
+
+// step applies access a to cell c (whose stripe lock the caller holds),
+// records prevWord as its previous access and leaves the touched mask
+// touched (in place) in word 0.
+func (d *Detector) step(t *thread, c *[3]uint64, a msm.Access, prevWord, touched uint64) stepResult {
+	prev := c[2]
+	cur := loadCell(c)
+	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
+		// A read after a write in the same segment: the write still
+		// conflicts with parallel reads, so the location stays in
+		// Exclusive-Write (the dissertation's machines would move to
+		// Exclusive-Read and forget the write). The fast path relies
+		// on it too.
+		storeCell(c, cur, touched)
+		return stepResult{}
+	}
+	if msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
+		cur = d.afterJoin(cur)
+	}
+	next, race := msm.Step(d.machine, cur, a, t.env)
+	storeCell(c, next, touched)
+	c[2] = prevWord
+	return stepResult{race: race, prev: prev, next: next}
+}
+
+// afterJoin applies the join rule (ch. 5.1.2) lazily: the cell's threadset
+// lost members to joins since it was last touched (shadow.Threadsets.Kill).
+// If one thread is left, the location returns to an exclusive state owned
+// by that thread: its last access in the cell if the cell names it, else
+// its current segment as published for the fast path.
+func (d *Detector) afterJoin(c msm.Cell) msm.Cell {
+	canon := d.tsets.Canon(uint32(c.Threads))
+	members := d.tsets.Members(canon)
+	if len(members) != 1 {
+		return msm.OnJoin(c, msm.ThreadsetID(canon), false, 0)
+	}
+	survivor := members[0]
+	owner := c.TS
+	if epochTID(owner) != survivor {
+		owner = msm.Epoch(d.host.PublishedEpoch(int32(survivor)))
+	}
+	return msm.OnJoin(c, msm.ThreadsetID(canon), true, owner)
+}
+
+// env answers the state machines' questions for one access by t.
+type env struct {
+	d *Detector
+	t *thread
+}
+
+func (e env) HappensBefore(prior msm.Epoch, a msm.Access) bool {
+	tid := epochTID(prior)
+	if int32(tid) == e.t.tid {
+		return true // program order
+	}
+	return e.t.vc.Get(tid) >= uint64(prior)&shadow.CellClockMask
+}
+
+func (e env) Intersect(a, b msm.LocksetID) msm.LocksetID {
+	return msm.LocksetID(e.d.locks.Intersect(uint32(a), uint32(b)))
+}
+
+func (e env) ThreadOf(p msm.Epoch) msm.ThreadID { return msm.ThreadID(epochTID(p)) }
+
+func (e env) Pair(a, b msm.ThreadID) msm.ThreadsetID {
+	return msm.ThreadsetID(e.d.tsets.Pair(uint16(a), uint16(b)))
+}
+
+func (e env) AddThread(s msm.ThreadsetID, t msm.ThreadID) msm.ThreadsetID {
+	return msm.ThreadsetID(e.d.tsets.Add(uint32(s), uint16(t)))
+}

@@ -1,0 +1,148 @@
+package detect
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"hgrewrite/msm"
+	"hgrewrite/runtime/hgopts"
+	"hgrewrite/shadow"
+)
+
+// Detector runs Helgrind+'s hybrid algorithm over the events of one
+// process. A thread's own state (vector clock, locksets) is touched only by
+// that thread, since every call arrives on the thread the event belongs to;
+// shared tables are guarded by mu, shadow cells by the shadow memory's
+// striped locks (see the package documentation).
+type Detector struct {
+	opts    hgopts.Options
+	machine msm.Machine
+	bias    uint64 // load bias of the main program (0 unless PIE)
+	host    Host
+
+	mem   *shadow.Memory
+	locks *shadow.Locksets
+	tsets *shadow.Threadsets
+
+	mu       sync.Mutex
+	threads  []*thread             // by tid
+	handles  map[uint64]int32      // pthread_t -> tid
+	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
+	barriers map[uint64]*barrier
+	wrSeg    *wrSegs // DS of the write/read relation (cond.go)
+	rep      reporter
+	heap     heapBlocks
+
+	finished       atomic.Bool
+	tooManyThreads sync.Once
+}
+
+// thread is the detector's view of one program thread.
+type thread struct {
+	tid       int32
+	vc        *shadow.VC
+	held      uint32 // lockset id of all locks held (guards reads)
+	writeHeld uint32 // lockset id of locks held in write mode (guards writes)
+	parent    int32
+	createPC  uint64 // link-time pc of the pthread_create call, 0 if unknown
+	exitVC    *shadow.VC
+	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
+	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
+	cond      condState      // lock-protected region recording (cond.go)
+	pending   []string       // reports waiting for the thread's stack (reporter.emit)
+	rec       Region         // the thread's region recording, set at every flush (cond.go reads it)
+}
+
+// New starts a detector: it maps the shadow memory (outside the Go heap).
+// No thread exists yet; the caller registers itself with MainThread.
+func New(cfg Config, host Host) (*Detector, error) {
+	mem, err := shadow.NewMemory()
+	if err != nil {
+		return nil, err
+	}
+	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
+		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
+		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
+		wrSeg: new(wrSegs)}
+	if cfg.Options.MSM == "long" {
+		d.machine = msm.Long
+	}
+	d.rep.init(d, cfg.Exe)
+	return d, nil
+}
+
+// ShadowBase is the shadow memory's directory, for the C fast path
+// (shadow.Memory.DirectoryBase).
+func (d *Detector) ShadowBase() uintptr { return d.mem.DirectoryBase() }
+
+// MainThread registers the calling thread, the process's first, and
+// returns its id (0).
+func (d *Detector) MainThread() int32 { return d.newThread(nil, 0).tid }
+
+// newThread registers a thread whose vector clock starts from parent's.
+func (d *Detector) newThread(parent *thread, pc uint64) *thread {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	t := &thread{tid: int32(len(d.threads)), vc: shadow.NewVC(uint16(len(d.threads))), parent: -1, createPC: pc}
+	if parent != nil {
+		t.vc = parent.vc.Copy()
+		t.parent = parent.tid
+	}
+	t.env = env{d, t}
+	d.tick(t)
+	d.threads = append(d.threads, t)
+	return t
+}
+
+func (d *Detector) thread(tid int32) *thread {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tid < 0 || int(tid) >= len(d.threads) {
+		return nil
+	}
+	return d.threads[tid]
+}
+
+// live is the thread tid while detection runs, else nil.
+func (d *Detector) live(tid int32) *thread {
+	t := d.thread(tid)
+	if t == nil || d.finished.Load() {
+		return nil
+	}
+	return t
+}
+
+// tick starts a new segment of t and tells the C fast path the new epoch,
+// so that it can skip accesses that cannot change a cell.
+func (d *Detector) tick(t *thread) {
+	t.vc.Tick(uint16(t.tid))
+	d.host.PublishEpoch(t.tid, uint64(t.epoch()))
+}
+
+// epoch is TS_t, the current segment of t, as stored in shadow cells
+// (shadow.CellEpoch: the tid and the low bits of the clock).
+func (t *thread) epoch() msm.Epoch {
+	return msm.Epoch(shadow.CellEpoch(uint16(t.tid), t.vc.Get(uint16(t.tid))))
+}
+
+func epochTID(e msm.Epoch) uint16 { return shadow.CellEpochTID(uint64(e)) }
+
+// Finish ends detection and prints the reports still waiting for a stack
+// and the summary; it returns the number of racy contexts found. Later
+// calls (and events) are ignored; they return 0.
+func (d *Detector) Finish() int {
+	if d.finished.Swap(true) {
+		return 0
+	}
+	d.mu.Lock()
+	threads := append([]*thread(nil), d.threads...)
+	d.mu.Unlock()
+	for _, t := range threads {
+		d.rep.emit(t, nil) // reports still waiting for a stack
+	}
+	return d.rep.summary()
+}
+
+// Close releases the shadow memory. No other method may run during or
+// after it; the runtime never calls it (tests do).
+func (d *Detector) Close() error { return d.mem.Close() }

@@ -1,0 +1,144 @@
+package detect
+
+import (
+	"strings"
+	"testing"
+
+	"hgrewrite/abi"
+)
+
+// Addresses used by the traces: data, a mutex, a condition variable, a
+// heap block. Code addresses (pcs) are small link-time addresses.
+const (
+	x    = 0x10000
+	data = 0x10100
+	flag = 0x10200
+	mu   = 0x20000
+	cv   = 0x20100
+	blk  = 0x30000
+)
+
+// Two threads write one location without synchronisation: one report,
+// naming both accesses (thread, kind, size, pc), the creation sites, and
+// printed with the racing thread's stack once it is known.
+func TestUnorderedWritesRace(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, wr(x, 4, 0x1001))
+	if n := b.flush(t2, wr(x, 4, 0x2002)); n != 1 {
+		t.Fatalf("%d reports pending, want 1", n)
+	}
+	b.d.Stack(t2, []uint64{runtimeCode + 8, 0x2040, 0x2100})
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"WARNING: hgrewrite: data race",
+		"  Write of size 4 at 0x10000 by thread T2:\n    #0 0x2002 (program+0x2002)\n",
+		"  Previous write of size 4 by thread T1:\n    #0 0x1001 (program+0x1001)\n",
+		"  Location at 0x10000 is not a global variable or live heap block of program",
+		"  Locks held by T2: none\n",
+		"  Thread T2 created by T0 at:\n    #0 0x510 (program+0x510)\n",
+		"  Thread T1 created by T0 at:\n    #0 0x500 (program+0x500)\n",
+		"  Detected by MSM-short: the location is now in state Race.\n",
+		// the runtime's frame is dropped; return addresses show the call (ra-1)
+		"after the access:\n    #0 0x203f (program+0x203f)\n    #1 0x20ff (program+0x20ff)\n",
+		"SUMMARY: hgrewrite: 1 data race(s) reported in program\n")
+}
+
+// The report of a read against a write names the kinds, with the previous
+// access in lower case, and a later access of the same pair of pcs is not
+// reported again.
+func TestReadAfterWriteReportedOnce(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, wr(x, 8, 0x1001))
+	b.flush(t2, rd(x, 2, 0x2002), rd(x+4, 2, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"  Read of size 2 at 0x10000 by thread T2:\n",
+		"  Previous write of size 8 by thread T1:\n")
+	if strings.Count(out, "WARNING") != 1 {
+		t.Errorf("want one report:\n%s", out)
+	}
+}
+
+// Create and join order a parent's and a child's accesses: no report.
+func TestCreateJoinOrders(t *testing.T) {
+	b := newBench(t, "")
+	b.flush(0, wr(x, 4, 0x100))
+	t1 := b.create(0, 0x500)
+	b.flush(t1, rd(x, 4, 0x1001), wr(x, 4, 0x1002))
+	b.exitJoin(0, t1)
+	b.flush(0, wr(x, 4, 0x101), rd(x, 4, 0x102))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
+
+// Accesses under a common lock are not reported (lockset), whatever their
+// order; one unlocked write against them is.
+func TestLocksetProtects(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	t3 := b.create(0, 0x520)
+	b.flush(t1, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.flush(t2, lock(mu, 0), wr(x, 4, 0x2002), rd(x, 4, 0x2003), unlock(mu, 0))
+	b.flush(t1, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	if races, out := b.d.rep.races, b.host.output(); races != 0 {
+		t.Fatalf("locked accesses reported:\n%s", out)
+	}
+	b.flush(t3, wr(x, 4, 0x3003))
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"  Write of size 4 at 0x10000 by thread T3:\n",
+		"  Locks held by T3: none\n")
+}
+
+// The locks held at the racing access are listed: write-mode locks for a
+// write (a read lock does not guard writes).
+func TestLocksHeldListed(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.flush(t2, lock(mu+8, 0), wr(x, 4, 0x2002), unlock(mu+8, 0))
+	// x is Shared-Modified with C_d = {mu+8}; t1 under mu only races
+	b.flush(t1, lock(mu+16, abi.LockRead), lock(mu, 0), wr(x, 4, 0x1003), unlock(mu, 0), unlock(mu+16, 0))
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"  Write of size 4 at 0x10000 by thread T1:\n",
+		"  Previous write of size 4 by thread T2:\n",
+		"  Locks held by T1: 0x20000\n")
+
+	b = newBench(t, "")
+	t1 = b.create(0, 0x500)
+	t2 = b.create(0, 0x510)
+	b.flush(t1, wr(x, 4, 0x1001))
+	b.flush(t2, lock(mu, abi.LockRead), wr(x, 4, 0x2002), unlock(mu, 0))
+	races, out = b.finish()
+	wantReports(t, races, out, 1, "  Locks held by T2: none\n")
+}
+
+// A recursive lock stays in the lockset until its last unlock.
+func TestRecursiveLock(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.flush(t2, lock(mu, 0), wr(x, 4, 0x2002), unlock(mu, 0))
+	b.flush(t1, lock(mu, 0), lock(mu, 0), unlock(mu, 0), wr(x, 4, 0x1003), unlock(mu, 0))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
+
+// lib=no: locks are ignored, so locked accesses race.
+func TestLibNoIgnoresLocks(t *testing.T) {
+	b := newBench(t, "lib=no")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.flush(t2, lock(mu, 0), wr(x, 4, 0x2002), unlock(mu, 0))
+	races, out := b.finish()
+	wantReports(t, races, out, 1)
+}

@@ -1,0 +1,82 @@
+package detect
+
+import "hgrewrite/abi"
+
+// Flush processes a batch of thread tid's events, in order; rec is the
+// thread's region recording (read by condition-variable events). It returns
+// the number of the thread's reports waiting for its call stack (Stack).
+func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
+	t := d.live(tid)
+	if t == nil {
+		return 0
+	}
+	t.rec = rec
+	for _, e := range events {
+		d.event(t, e)
+	}
+	return d.rep.pendingCount(t)
+}
+
+// event dispatches one event on its info word's flags.
+func (d *Detector) event(t *thread, e Event) {
+	pc, size, flags := abi.SplitInfo(e.Info)
+	switch {
+	case flags&(abi.Lock|abi.Unlock) != 0:
+		if d.opts.Lib {
+			d.lockEvent(t, e.Addr, e.Len, flags&abi.Lock != 0)
+		}
+	case flags&(abi.Hook|abi.Signal|abi.WaitDone) != 0:
+		if d.opts.Lib {
+			d.condEvent(t, e.Addr, e.Len, flags)
+		}
+	case flags&(abi.Alloc|abi.Free) != 0:
+		d.heapEvent(t, e.Addr, e.Len, uint64(pc), flags)
+	case flags&abi.Atomic != 0:
+		d.atomicEvent(t, e.Addr, flags)
+	default:
+		n := uint64(size)
+		if e.Len != 0 {
+			n = e.Len
+		}
+		d.access(t, e.Addr, n, pc, uint8(flags))
+	}
+}
+
+// lockEvent changes t's locksets and begins or ends its lock-protected
+// region; mode holds the abi.Lock* bits.
+func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
+	if lock {
+		d.lock(t, addr, mode&abi.LockRead == 0)
+	} else {
+		d.unlock(t, addr)
+	}
+	switch {
+	case lock && mode&abi.LockBegin != 0:
+		t.cond.begin()
+	case !lock && mode&abi.LockEnd != 0:
+		d.regionEnd(t, mode&abi.LockCVM != 0)
+	}
+}
+
+// condEvent handles a wait-loop hook, a signal or a completed wait.
+func (d *Detector) condEvent(t *thread, addr, arg uint64, flags uint16) {
+	switch {
+	case flags&abi.Hook != 0:
+		d.loopExit(t, addr)
+	case flags&abi.Signal != 0:
+		d.signal(t, addr)
+	default:
+		d.waitDone(t, addr, arg&abi.WaitInLoop != 0, arg&abi.WaitWoke != 0)
+	}
+}
+
+// atomicEvent: atomics are synchronisation, never races. Before the
+// instruction, release onto the address; after it (abi.Post), acquire what
+// was released there.
+func (d *Detector) atomicEvent(t *thread, addr uint64, flags uint16) {
+	if flags&abi.Post != 0 {
+		d.acquire(t, addr)
+	} else {
+		d.release(t, addr)
+	}
+}

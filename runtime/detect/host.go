@@ -1,0 +1,75 @@
+package detect
+
+import "hgrewrite/runtime/hgopts"
+
+// Host is what the detector needs from the runtime's C side. The runtime
+// library implements it over the C runtime (runtime/host.go); tests use a
+// fake. Methods may be called from any program thread, concurrently, unless
+// their comment says otherwise; none may call back into the Detector (some
+// run under its locks), and none may block on another program thread.
+type Host interface {
+	// PublishEpoch stores thread tid's current epoch (a cell epoch:
+	// shadow.CellEpoch) where the C fast path reads it. It is called by
+	// thread tid itself whenever it starts a new segment, and once by its
+	// creator (ThreadCreate, with the detector's table lock held) before
+	// tid runs; never for one tid from two threads at once.
+	PublishEpoch(tid int32, epoch uint64)
+	// PublishedEpoch returns the epoch last published for tid, 0 if none.
+	// It is called for other threads than the caller, with a shadow stripe
+	// lock held.
+	PublishedEpoch(tid int32) uint64
+	// Print writes one report or message (possibly several lines, each
+	// ending in a newline) to the runtime's output, whole: lines of
+	// concurrent calls must not interleave. It may be called with the
+	// reporter's lock held.
+	Print(s string)
+	// Halt ends the process now with the exit status code, after
+	// flushing the program's stdio (halt_on_error). It does not return.
+	// It is called with the reporter's lock held.
+	Halt(code int)
+	// Demangle returns the source form of a C++ symbol name (one that
+	// starts with "_Z"), or name itself when it cannot. It is called
+	// under the symbolizer's lock (and often the reporter's), so it need
+	// not be reentrant.
+	Demangle(name string) string
+	// LinkPC turns a run-time code address into the main program's
+	// link-time address, 0 when it is not in the main program.
+	LinkPC(ra uint64) uint64
+	// InRuntime reports whether a code address is in the runtime library
+	// itself (its frames are dropped from reported stacks).
+	InRuntime(ra uint64) bool
+}
+
+// Region is one thread's recording of its current lock-protected region
+// (dissertation ch. 6): the addresses it read and wrote since its outermost
+// lock, kept by the C side (the thread's C record) so that those accesses
+// keep the fast path. A Region is passed with each Flush and used only
+// during it, on the thread it belongs to.
+type Region interface {
+	// Recorded appends the region's recorded reads and writes (writes stop
+	// being recorded at a signal) to reads and writes and returns them.
+	Recorded(reads, writes []uint64) ([]uint64, []uint64)
+}
+
+// Event is one buffered event of a thread, laid out as the C side's struct
+// hg_event: an access (Info is an abi.Info word, Len the byte length of a
+// string-instruction range or 0) or a non-access event (abi.Lock,
+// abi.Unlock, abi.Alloc, abi.Free, abi.Hook, abi.Signal, abi.WaitDone in
+// Info's flags; Len their argument).
+type Event struct {
+	Addr uint64
+	Info uint64
+	Len  uint64
+}
+
+// Config is what the detector is started with.
+type Config struct {
+	Options hgopts.Options
+	// Bias is the main program's load bias (0 unless PIE): a data address
+	// minus Bias is its link-time address.
+	Bias uint64
+	// Exe is the program file symbols are read from; "" is
+	// /proc/self/exe. A file that cannot be read gives reports with bare
+	// addresses.
+	Exe string
+}

@@ -1,0 +1,31 @@
+package detect
+
+// Locks create no happens-before relation in the hybrid algorithm (ch.
+// 5.1.1): they only change the locksets of the thread that holds them.
+
+// lock adds a lock to t's locksets on its first acquisition (write
+// also guards writes; read-mode only guards reads, as seed 004 says).
+func (d *Detector) lock(t *thread, addr uint64, write bool) {
+	if t.depth == nil {
+		t.depth = map[uint64]int{}
+	}
+	t.depth[addr]++
+	if t.depth[addr] > 1 {
+		return
+	}
+	t.held = d.locks.Add(t.held, addr)
+	if write {
+		t.writeHeld = d.locks.Add(t.writeHeld, addr)
+	}
+}
+
+// unlock removes a lock from t's locksets when its last hold is released.
+func (d *Detector) unlock(t *thread, addr uint64) {
+	if t.depth[addr] > 1 {
+		t.depth[addr]--
+		return
+	}
+	delete(t.depth, addr)
+	t.held = d.locks.Remove(t.held, addr)
+	t.writeHeld = d.locks.Remove(t.writeHeld, addr)
+}

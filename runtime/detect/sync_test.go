@@ -1,0 +1,175 @@
+package detect
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+
+	"hgrewrite/abi"
+)
+
+// condHandOff plays a producer and a consumer that hand data over through
+// a flag under a mutex and a condition variable. The producer writes data
+// (unlocked), then sets the flag in its region and signals. With waits,
+// the consumer first waits inside its wait loop (the signal wakes it);
+// without, the signal is lost: the consumer finds the flag set and leaves
+// the loop without waiting. Either way it then reads data unlocked.
+func condHandOff(t *testing.T, options string, waits bool) (int, string) {
+	b := newBench(t, options)
+	prod := b.create(0, 0x500)
+	cons := b.create(0, 0x510)
+	begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM)
+	if waits {
+		b.region(cons).reads = []uint64{flag}
+		b.flush(cons, lock(mu, begin), rd(flag, 4, 0x2001), unlock(mu, abi.LockWait))
+	}
+	b.region(prod).writes = []uint64{flag}
+	b.flush(prod, wr(data, 8, 0x1001), lock(mu, begin), wr(flag, 4, 0x1002), signal(cv))
+	b.region(prod).writes = nil // the signal took the region's writes
+	b.flush(prod, unlock(mu, end))
+	b.region(cons).reads = []uint64{flag}
+	if waits {
+		b.flush(cons, lock(mu, abi.LockWait), waitDone(cv, abi.WaitInLoop|abi.WaitWoke))
+	} else {
+		b.flush(cons, lock(mu, begin))
+	}
+	b.flush(cons, rd(flag, 4, 0x2001), loopExit(cv), unlock(mu, end))
+	b.region(cons).reads = nil
+	b.flush(cons, rd(data, 8, 0x2002))
+	return b.finish()
+}
+
+// A wait loop's hand-off is ordered under every lsd setting when the
+// consumer waited; a lost signal only with lsd=yes (the condition
+// variable's segment) and lsd=wr (the write/read relation on the flag).
+func TestCondHandOff(t *testing.T) {
+	for _, lsd := range []string{"no", "yes", "wr"} {
+		for _, waits := range []bool{true, false} {
+			t.Run(fmt.Sprintf("lsd=%s/waits=%v", lsd, waits), func(t *testing.T) {
+				races, out := condHandOff(t, "lsd="+lsd, waits)
+				if lsd == "no" && !waits {
+					wantReports(t, races, out, 1,
+						"  Read of size 8 at 0x10100 by thread T2:\n",
+						"  Previous write of size 8 by thread T1:\n")
+					return
+				}
+				wantReports(t, races, out, 0)
+			})
+		}
+	}
+}
+
+// Two signaller/waiter pairs share one condition variable (fig. 6.3):
+// with lsd=wr each waiter is ordered after the signaller that wrote what it
+// read only, so the second pair's data still races with the first waiter;
+// with lsd=yes every waiter acquires every signal.
+func TestCondSharedPairs(t *testing.T) {
+	for _, lsd := range []string{"yes", "wr"} {
+		t.Run("lsd="+lsd, func(t *testing.T) {
+			b := newBench(t, "lsd="+lsd)
+			p1, p2 := b.create(0, 0x500), b.create(0, 0x510)
+			w1 := b.create(0, 0x520)
+			begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM)
+			b.region(p1).writes = []uint64{flag}
+			b.flush(p1, wr(data, 8, 0x1001), lock(mu, begin), wr(flag, 4, 0x1002), signal(cv))
+			b.region(p2).writes = []uint64{flag + 8}
+			b.flush(p2, wr(x, 8, 0x2001), lock(mu, begin), wr(flag+8, 4, 0x2002), signal(cv))
+			b.region(w1).reads = []uint64{flag}
+			b.flush(w1, lock(mu, begin), rd(flag, 4, 0x3001), loopExit(cv), unlock(mu, end))
+			b.flush(w1, rd(data, 8, 0x3002), rd(x, 8, 0x3003))
+			races, out := b.finish()
+			if lsd == "yes" {
+				wantReports(t, races, out, 0)
+				return
+			}
+			wantReports(t, races, out, 1, "  Read of size 8 at 0x10000 by thread T3:\n")
+		})
+	}
+}
+
+// A spinning-read loop's hand-off: the counterpart write releases before
+// the store, the condition load acquires after it; neither is reported.
+// The same accesses as plain ones (spin=no) race on the flag and the data.
+func TestSpinHandOff(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t2, spinLoad(flag, 0x2001))
+	b.flush(t1, wr(data, 8, 0x1001), spinStore(flag, 0x1002))
+	b.flush(t2, spinLoad(flag, 0x2001), rd(data, 8, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+
+	b = newBench(t, "spin=no")
+	t1 = b.create(0, 0x500)
+	t2 = b.create(0, 0x510)
+	b.flush(t1, wr(data, 8, 0x1001), wr(flag, 4, 0x1002))
+	b.flush(t2, rd(flag, 4, 0x2001), rd(data, 8, 0x2002))
+	races, out = b.finish()
+	wantReports(t, races, out, 2, "  Read of size 4 at 0x10200 by thread T2:\n", "  Read of size 8 at 0x10100 by thread T2:\n")
+}
+
+// Semaphore-style release/acquire orders two threads' accesses.
+func TestReleaseAcquire(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.flush(t1, wr(data, 8, 0x1001))
+	b.d.Release(t1, cv)
+	b.d.Acquire(t2, cv)
+	b.flush(t2, wr(data, 8, 0x2001))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
+
+// A barrier orders what each thread did before it with what the others do
+// after it.
+func TestBarrier(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	b.d.BarrierInit(cv, 2)
+	b.flush(t1, wr(x, 4, 0x1001))
+	b.flush(t2, wr(data, 4, 0x2001))
+	g1 := b.d.BarrierArrive(t1, cv)
+	g2 := b.d.BarrierArrive(t2, cv)
+	b.d.BarrierLeave(t1, cv, g1)
+	b.d.BarrierLeave(t2, cv, g2)
+	b.flush(t1, wr(data, 4, 0x1002))
+	b.flush(t2, wr(x, 4, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
+
+// Threads running concurrently, each on its own goroutine as the C side
+// calls in on each program thread, increment a counter under a lock and
+// keep private data: no report (and no data race in the detector, under
+// go test -race).
+func TestConcurrentThreads(t *testing.T) {
+	b := newBench(t, "")
+	const n = 4
+	tids := make([]int32, n)
+	for i := range tids {
+		tids[i] = b.create(0, uint64(0x500+i))
+	}
+	var wg sync.WaitGroup
+	for i, tid := range tids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			own := uint64(0x40000 + 0x100*i)
+			for k := 0; k < 200; k++ {
+				b.flush(tid, lock(mu, 0), rd(x, 4, 0x1001), wr(x, 4, 0x1002), unlock(mu, 0),
+					wr(own, 8, 0x1003), rd(own, 8, 0x1004))
+			}
+			b.d.ThreadExit(tid)
+		}()
+	}
+	wg.Wait()
+	for _, tid := range tids {
+		b.d.ThreadJoin(0, uint64(tid)+handleBase)
+	}
+	b.flush(0, wr(x, 4, 0x100))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}

@@ -1,0 +1,66 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "hgrt.h"
+*/
+import "C"
+
+import (
+	"unsafe"
+
+	"hgrewrite/runtime/detect"
+)
+
+// cHost implements detect.Host over the C runtime.
+type cHost struct{}
+
+var _ detect.Host = cHost{}
+
+func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
+
+func (cHost) PublishedEpoch(tid int32) uint64 { return publishedEpoch(tid) }
+
+func (cHost) Print(s string) {
+	cs := C.CString(s)
+	C.hg_print(cs)
+	C.free(unsafe.Pointer(cs))
+}
+
+func (cHost) Halt(code int) { C.hg_halt(C.int(code)) }
+
+// Demangle uses libstdc++'s demangler if the program has it loaded
+// (runtime/demangle.c).
+func (cHost) Demangle(name string) string {
+	out := name
+	cs := C.CString(name)
+	if d := C.hg_demangle(cs); d != nil {
+		out = C.GoString(d)
+		C.free(unsafe.Pointer(d))
+	}
+	C.free(unsafe.Pointer(cs))
+	return out
+}
+
+// LinkPC turns a run-time code address into the main program's link-time
+// address (what the symbolizer and the info words use), or 0 when it is
+// not in the main program (a pthread_create call inside libstdc++).
+func (cHost) LinkPC(ra uint64) uint64 { return uint64(C.hg_link_pc_addr(C.uint64_t(ra))) }
+
+func (cHost) InRuntime(ra uint64) bool { return C.hg_in_runtime(C.uint64_t(ra)) != 0 }
+
+// cRecord is a thread's C record (struct hg_thread), whose lock-protected
+// region recording (rec_r/rec_w) the detector reads as a detect.Region.
+type cRecord C.struct_hg_thread
+
+// Recorded copies the recording. It reads the record directly: a call
+// into C from here would cost a system-call transition of the Go
+// scheduler.
+func (r *cRecord) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
+	if r == nil {
+		return reads, writes
+	}
+	reads = append(reads, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), int(r.nrec_r))...)
+	writes = append(writes, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), int(r.nrec_w))...)
+	return reads, writes
+}
