@@ -14,6 +14,10 @@ import (
 // events are atomics' acquire halves and never reach Detector.access.
 const accessFree = abi.Post
 
+// prevFlags are the flags an access keeps in the previous-access word:
+// what a report says of it (read, write, atomic, free).
+const prevFlags = abi.Read | abi.Write | abi.Atomic | accessFree
+
 // A shadow cell (three words per 4-byte granule, see package shadow and
 // shadow/cell.go): word 0 is state | TS_d epoch (with the granule's touched
 // mask), word 1 C_d lockset | S_d threadset, word 2 the previous access.
@@ -42,7 +46,7 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		return
 	}
 	a := t.accessOf(flags&abi.Write != 0)
-	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&0xf, uint8(min(size, 255)))
+	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&prevFlags, uint8(min(size, 255)))
 	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
 		c := d.mem.Cell(g)
 		if c == nil {
