@@ -25,7 +25,7 @@ vet:
 
 test: check-tools all vet
 	$(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -timeout 10m ./msm/ ./shadow/ ./runtime/hgopts/
+	$(GO) test -count=1 -race -timeout 10m ./msm/ ./shadow/ ./runtime/hgopts/ ./runtime/detect/
 
 demo: all
 	@./examples/demo.sh
