@@ -3,7 +3,8 @@ GO      ?= go
 VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
 BIN     := bin
 GOFILES := $(shell find . -name '*.go' -not -path './testdata/*')
-RTFILES := $(wildcard runtime/*.go runtime/*.c runtime/*.h)
+# The runtime library and every package it is built from.
+RTFILES := $(shell find runtime abi shadow msm -name '*.go' -o -name '*.c' -o -name '*.h' | grep -v _test.go)
 
 .PHONY: all test demo bench clean check-tools vet
 

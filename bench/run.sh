@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench: our slowdown side by side with ThreadSanitizer and Valgrind's
-# Helgrind and DRD on the same programs, in one run (ARCHITECTURE.md).
+# Helgrind and DRD on the same programs, in one run (docs/architecture.md).
 # Wall time and peak RSS from /usr/bin/time; slowdown = tool / native.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -14,6 +14,14 @@ import (
 // writes (transfer), what a store writes (stored) and where a memory
 // operand points (memRefOf) are decided here, once; each analysis maps the
 // cases it can follow into its own terms and treats the rest as unknown.
+//
+// Unifying them made three rules stricter than one of the analyses had
+// them (no program in the test corpus changed): xor or sub of a register
+// with itself is zero only for 32- and 64-bit registers (the parameter
+// tracer took `sub %al,%al` as zeroing rax); the counterpart tracker no
+// longer follows `sub %rax,%rax` as a pointer derived from rax (it is 0);
+// displacements are sign-extended everywhere (the tracker's lea added a
+// negative 32-bit displacement as a large positive one).
 
 // xferKind classifies what an instruction does to a register.
 type xferKind uint8

@@ -6,9 +6,11 @@
  * Unlike hgrt.h, this header is not part of the cgo preamble: the Go side
  * never sees these names. The symbols that used to be static in one file
  * are hidden (HG_INTERNAL: not exported from libhgrt.so), so that calls
- * and references across the files compile to the same direct calls and
- * PC-relative addresses as before: the entry points' code must not get
- * worse for the split.
+ * and references across the files are direct calls and PC-relative
+ * addresses. The entry points (hg_access, hg_range and what they call)
+ * compile to the same code as before the split; the wrappers now call
+ * hg_from_runtime (ranges.c) instead of inlining it, a few instructions
+ * per intercepted call.
  */
 #ifndef HG_RT_INTERNAL_H
 #define HG_RT_INTERNAL_H

@@ -14,7 +14,7 @@
 #include <string.h>
 
 
-static __thread int hg_resolving;
+static __thread int hg_resolving __attribute__((tls_model("initial-exec")));
 
 static void *resolve(const char *name)
 {

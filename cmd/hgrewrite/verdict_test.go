@@ -147,9 +147,32 @@ func xfails(t *testing.T) map[string]xfail {
 		if !ok {
 			t.Fatalf("xfail.txt: %q: the reason must start with by-design:, flaky: or order-bug:", line)
 		}
-		out[parts[0]+" "+parts[1]] = xfail{xfailClass(class), reason}
+		key := parts[0] + " " + parts[1]
+		if _, dup := out[key]; dup {
+			t.Fatalf("xfail.txt: %s is listed twice", key)
+		}
+		out[key] = xfail{xfailClass(class), reason}
 	}
 	return out
+}
+
+// checkXfails rejects entries that name no program of the corpus or no
+// configuration: a typo would otherwise list nothing.
+func checkXfails(t *testing.T, x map[string]xfail, progs []raceProg) {
+	names := map[string]bool{}
+	for _, p := range progs {
+		names[p.name] = true
+	}
+	configs := map[string]bool{"*": true}
+	for _, c := range verdictConfigs {
+		configs[c.name] = true
+	}
+	for key := range x {
+		prog, cfg, _ := strings.Cut(key, " ")
+		if !names[prog] || !configs[cfg] {
+			t.Errorf("xfail.txt: %q names no program of testdata/races or no configuration", key)
+		}
+	}
 }
 
 // xfailOf finds the entry for a program in a configuration.
@@ -181,6 +204,7 @@ func verdictOf(t *testing.T, p raceProg, hg, env string) (race bool, named []str
 func TestVerdicts(t *testing.T) {
 	progs := raceCorpus(t)
 	xfs := xfails(t)
+	checkXfails(t, xfs, progs)
 	var mu sync.Mutex
 	results := map[string]map[string]verdictCell{} // prog -> config -> outcome
 	for _, p := range progs {
