@@ -46,6 +46,7 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 	o.exitcode = C.int(opts.ExitCode)
 	o.lsd = C.int(map[string]int{"no": 0, "yes": 1, "wr": 2}[opts.LSD])
 	o.spin = cbool(opts.Spin)
+	o.handoff = cbool(opts.Handoff && opts.Lib)
 	return 0
 }
 

@@ -164,9 +164,12 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 {
 	uint32_t flags = HG_INFO_FLAGS(info);
 	if (!hg_opts.spin && !(flags & HG_ORDERED)) {
+		/* spin=no: a plain access, recorded in a region like any other */
 		if (flags & HG_POST)
 			return;
 		hg_add(&t->accesses, 1, t);
+		if (t->recording)
+			hg_record(t, addr, flags & ~HG_ATOMIC);
 		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_ATOMIC | HG_SPIN), 0);
 		return;
 	}
@@ -175,6 +178,8 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	if (!(flags & HG_ATOMIC)) {
 		/* a store that may write a spin variable (an element of a global
 		 * array of flags): a release, and a checked write all the same */
+		if (t->recording)
+			hg_record(t, addr, flags);
 		hg_push(t, addr, info | HG_INFO(0, 0, HG_ATOMIC), 0);
 		hg_push(t, addr, info & ~HG_INFO(0, 0, HG_SPIN), 0);
 		return;

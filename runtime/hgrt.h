@@ -107,6 +107,7 @@ struct hg_options {
 	int exitcode; /* exit status when races were reported; 0 keeps the program's */
 	int lsd;      /* condition variables: 0 no, 1 yes, 2 wr (hgopts.Options.LSD) */
 	int spin;     /* spinning-read loops synchronise */
+	int handoff;  /* lock hand-offs: every region's writes are published at its unlock (runtime/detect/handoff.go) */
 	char log_path[4096];
 };
 

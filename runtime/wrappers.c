@@ -158,7 +158,7 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	if (t->want_stack)
 		hg_flush(t); /* a report waits for this stack */
-	if (!(mode & HG_LOCK_WAIT) && !t->recording && hg_opts.lsd != 0) {
+	if (!(mode & HG_LOCK_WAIT) && !t->recording && (hg_opts.lsd != 0 || hg_opts.handoff)) {
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
@@ -191,7 +191,7 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
 	/* only recorded writes are published (a signal took the earlier ones) */
-	int flush = t->nrec_w > 0 && (t->waited || cvm);
+	int flush = t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff);
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0));
 	t->recording = t->waited = t->wrote = 0;
 	t->region_mutex = 0;
@@ -281,7 +281,7 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	t->nrec_w = 0; /* the signal took the region's writes; later ones are not its */
-	t->rec_writes_on = 0;
+	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */
 }
 
 int pthread_cond_signal(pthread_cond_t *c)

@@ -91,6 +91,7 @@ var verdictConfigs = []verdictConfig{
 	{"lsd=yes-O2", "-O2", "msm=short lsd=yes"},
 	{"lsd=no-O2", "-O2", "msm=short lsd=no"},
 	{"spin=no-O2", "-O2", "msm=short spin=no"},
+	{"handoff=no-O2", "-O2", "msm=short handoff=no"},
 }
 
 // xfailClass says what a listed case's outcome may be.

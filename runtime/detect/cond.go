@@ -1,11 +1,5 @@
 package detect
 
-import (
-	"sync"
-
-	"hgrewrite/shadow"
-)
-
 // Condition variables with lost signals and shared condition variables
 // (dissertation ch. 6, listing 6.2, algorithm 2), under HG_OPTIONS lsd:
 //
@@ -84,18 +78,21 @@ func (c *condState) load(r Region) {
 // producer. runtime/wrappers.c hands such a region to the Go side before
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
-func (d *Detector) regionEnd(t *thread, cvMutex bool) {
-	if !cvMutex && !t.cond.waited || d.opts.LSD != "wr" {
+func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex bool) {
+	wr := d.opts.LSD == "wr"
+	publish := d.opts.Handoff || wr && cvMutex
+	joinReads := wr && t.cond.waited
+	if !publish && !joinReads {
 		t.cond.end() // nothing to publish (and the record may be a later region's)
 		return
 	}
 	t.cond.load(t.rec)
-	if t.cond.waited || len(t.cond.writes) > 0 {
-		if t.cond.waited {
+	if joinReads || publish && len(t.cond.writes) > 0 {
+		if joinReads {
 			d.wrSeg.joinInto(t.vc, t.cond.reads)
 		}
-		if len(t.cond.writes) > 0 {
-			d.wrSeg.put(t.cond.writes, t.vc.Copy())
+		if publish && len(t.cond.writes) > 0 {
+			d.wrSeg.put(t.cond.writes, d.segmentOf(t, mutex))
 		}
 		d.tick(t)
 	}
@@ -104,13 +101,15 @@ func (d *Detector) regionEnd(t *thread, cvMutex bool) {
 
 // signal is HANDLE_SIGNAL: the variables t wrote in its region map to
 // t's current segment (DS(d) <- TS_t), TS_cv joins TS_t, and t starts a new
-// segment.
+// segment. A signal sent after the unlock publishes the writes of the
+// region that ended (the C record keeps them until the next region), as
+// written under that region's mutex.
 func (d *Detector) signal(t *thread, cv uint64) {
-	if d.opts.LSD == "wr" {
+	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
 	}
-	if d.opts.LSD == "wr" && len(t.cond.writes) > 0 {
-		d.wrSeg.put(t.cond.writes, t.vc.Copy())
+	if (d.opts.LSD == "wr" || d.opts.Handoff) && len(t.cond.writes) > 0 {
+		d.wrSeg.put(t.cond.writes, d.segmentOf(t, t.regionMutex))
 	}
 	t.cond.writes = t.cond.writes[:0] // the C side stops recording writes too
 	d.release(t, cv)
@@ -160,57 +159,4 @@ func (d *Detector) handleWait(t *thread, cv uint64) {
 	}
 	t.cond.waited = t.cond.recording
 	d.tick(t)
-}
-
-// wrSegs is DS: variable -> segment (vector clock) of the last signaller
-// that wrote it in its lock-protected region before signalling (or of the
-// last region that published its writes). The segments are snapshots,
-// never changed once stored. The map is sharded by address: signals and
-// waits of unrelated threads do not wait for one another.
-type wrSegs struct {
-	shards [64]wrShard
-}
-
-type wrShard struct {
-	mu sync.Mutex
-	m  map[uint64]*shadow.VC
-	_  [40]byte // one cache line per shard
-}
-
-// maxWRSegs bounds DS. Every published region's writes enter it, so a
-// program that writes many locked variables would otherwise grow it
-// without end; a full shard starts again (older relations then fall back
-// to TS_cv).
-const maxWRSegs = 1 << 16
-
-func (w *wrSegs) shard(a uint64) *wrShard { return &w.shards[a>>3%uint64(len(w.shards))] }
-
-// put maps every address of addrs to seg.
-func (w *wrSegs) put(addrs []uint64, seg *shadow.VC) {
-	for _, a := range addrs {
-		sh := w.shard(a)
-		sh.mu.Lock()
-		if sh.m == nil || len(sh.m) > maxWRSegs/len(w.shards) {
-			sh.m = map[uint64]*shadow.VC{}
-		}
-		sh.m[a] = seg
-		sh.mu.Unlock()
-	}
-}
-
-// joinInto joins into vc the segments of the addresses that have one and
-// reports whether there was any.
-func (w *wrSegs) joinInto(vc *shadow.VC, addrs []uint64) bool {
-	found := false
-	for _, a := range addrs {
-		sh := w.shard(a)
-		sh.mu.Lock()
-		seg := sh.m[a]
-		sh.mu.Unlock()
-		if seg != nil {
-			vc.Join(seg)
-			found = true
-		}
-	}
-	return found
 }

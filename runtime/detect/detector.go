@@ -39,18 +39,19 @@ type Detector struct {
 
 // thread is the detector's view of one program thread.
 type thread struct {
-	tid       int32
-	vc        *shadow.VC
-	held      uint32 // lockset id of all locks held (guards reads)
-	writeHeld uint32 // lockset id of locks held in write mode (guards writes)
-	parent    int32
-	createPC  uint64 // link-time pc of the pthread_create call, 0 if unknown
-	exitVC    *shadow.VC
-	depth     map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
-	env       msm.Env        // env{d, t}, made once: an interface value per access would allocate
-	cond      condState      // lock-protected region recording (cond.go)
-	pending   []string       // reports waiting for the thread's stack (reporter.emit)
-	rec       Region         // the thread's region recording, set at every flush (cond.go reads it)
+	tid         int32
+	vc          *shadow.VC
+	held        uint32 // lockset id of all locks held (guards reads)
+	writeHeld   uint32 // lockset id of locks held in write mode (guards writes)
+	parent      int32
+	createPC    uint64 // link-time pc of the pthread_create call, 0 if unknown
+	exitVC      *shadow.VC
+	depth       map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
+	env         msm.Env        // env{d, t}, made once: an interface value per access would allocate
+	cond        condState      // lock-protected region recording (cond.go)
+	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
+	pending     []string       // reports waiting for the thread's stack (reporter.emit)
+	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
 }
 
 // New starts a detector: it maps the shadow memory (outside the Go heap).

@@ -38,6 +38,9 @@ func (d *Detector) event(t *thread, e Event) {
 		if e.Len != 0 {
 			n = e.Len
 		}
+		if flags&abi.Read != 0 && t.cond.recording {
+			d.handoffRead(t, e.Addr)
+		}
 		d.access(t, e.Addr, n, pc, uint8(flags))
 	}
 }
@@ -53,8 +56,9 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 	switch {
 	case lock && mode&abi.LockBegin != 0:
 		t.cond.begin()
+		t.regionMutex = addr
 	case !lock && mode&abi.LockEnd != 0:
-		d.regionEnd(t, mode&abi.LockCVM != 0)
+		d.regionEnd(t, addr, mode&abi.LockCVM != 0)
 	}
 }
 

@@ -23,14 +23,15 @@ type Options struct {
 	Detect      bool   // race detection on (default); false: only count accesses
 	LSD         string // condition variables (ch. 6): "no" (plain wait semantics), "yes" (wait loops, one segment per cv), "wr" (default: wait loops and write/read relations)
 	Spin        bool   // spinning-read loops (ch. 7) synchronise (default); false: their loads and writes are plain accesses
+	Handoff     bool   // lock hand-offs (default): a lock-protected region that reads what an earlier region of another thread wrote happens after that region; false: locks give locksets only
 }
 
 // Defaults are the settings when HG_OPTIONS is empty.
 func Defaults() Options {
-	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true}
+	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true}
 }
 
-var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin"
+var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin, handoff"
 
 // Parse parses an HG_OPTIONS value.
 func Parse(s string) (Options, error) {
@@ -74,6 +75,8 @@ func Parse(s string) (Options, error) {
 			o.LSD = val
 		case "spin":
 			o.Spin, err = parseBool(val)
+		case "handoff":
+			o.Handoff, err = parseBool(val)
 		default:
 			return o, fmt.Errorf("unknown option %q (known: %s)", key, keys)
 		}

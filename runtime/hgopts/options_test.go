@@ -19,6 +19,7 @@ func TestParseOptions(t *testing.T) {
 		"halt_on_error=1 detect=0":    with(func(o *Options) { o.HaltOnError, o.Detect = true, false }),
 		"lsd=no spin=0":               with(func(o *Options) { o.LSD, o.Spin = "no", false }),
 		"lsd=yes":                     with(func(o *Options) { o.LSD = "yes" }),
+		"handoff=no":                  with(func(o *Options) { o.Handoff = false }),
 	}
 	for in, want := range good {
 		got, err := Parse(in)
