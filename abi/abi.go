@@ -96,6 +96,10 @@ const (
 	LockCVM   = 4  // with Unlock: the mutex is used with condition variables
 	LockBegin = 8  // with Lock: the outermost lock, a lock-protected region begins
 	LockEnd   = 16 // with Unlock: the region's own mutex is released, the region ends
+	// LockRecord, with LockEnd: the thread's record holds this region's
+	// reads and writes (the C side hands the event over at once); without
+	// it the record may already be a later region's.
+	LockRecord = 32
 )
 
 // MaxThreads is the number of thread ids an epoch can name (16-bit tids);

@@ -74,6 +74,7 @@ func defines() [][]define {
 		num("HG_LOCK_CVM", abi.LockCVM, ""),
 		num("HG_LOCK_BEGIN", abi.LockBegin, ""),
 		num("HG_LOCK_END", abi.LockEnd, ""),
+		num("HG_LOCK_RECORD", abi.LockRecord, ""),
 		num("HG_MAX_THREADS", abi.MaxThreads, ""),
 	}
 	cell := []define{

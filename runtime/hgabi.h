@@ -49,6 +49,7 @@
 #define HG_LOCK_CVM 4
 #define HG_LOCK_BEGIN 8
 #define HG_LOCK_END 16
+#define HG_LOCK_RECORD 32
 #define HG_MAX_THREADS 65536
 
 /* shadow memory (package shadow) */

@@ -190,9 +190,11 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 		return;
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
-	/* only recorded writes are published (a signal took the earlier ones) */
-	int flush = t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff);
-	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0));
+	/* only recorded writes are published (a signal took the earlier ones);
+	 * a region that waited also follows the relations of what it read */
+	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
+		    (t->waited && t->nrec_r > 0 && hg_opts.lsd == 2);
+	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
 	t->recording = t->waited = t->wrote = 0;
 	t->region_mutex = 0;
 	if (flush)

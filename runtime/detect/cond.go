@@ -78,24 +78,22 @@ func (c *condState) load(r Region) {
 // producer. runtime/wrappers.c hands such a region to the Go side before
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
-func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex bool) {
+func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex, own bool) {
 	wr := d.opts.LSD == "wr"
 	publish := d.opts.Handoff || wr && cvMutex
 	joinReads := wr && t.cond.waited
-	if !publish && !joinReads {
-		t.cond.end() // nothing to publish (and the record may be a later region's)
+	if !own || !publish && !joinReads {
+		t.cond.end() // nothing to publish, or the record is a later region's
 		return
 	}
 	t.cond.load(t.rec)
-	if joinReads || publish && len(t.cond.writes) > 0 {
-		if joinReads {
-			d.wrSeg.joinInto(t.vc, t.cond.reads)
-		}
-		if publish && len(t.cond.writes) > 0 {
-			d.wrSeg.put(t.cond.writes, d.segmentOf(t, mutex))
-		}
-		d.tick(t)
+	if joinReads {
+		d.wrSeg.joinInto(t.vc, t.cond.reads)
 	}
+	if publish && len(t.cond.writes) > 0 {
+		d.wrSeg.put(t.cond.writes, d.segmentOf(t, mutex))
+	}
+	d.tick(t)
 	t.cond.end()
 }
 

@@ -58,7 +58,7 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 		t.cond.begin()
 		t.regionMutex = addr
 	case !lock && mode&abi.LockEnd != 0:
-		d.regionEnd(t, addr, mode&abi.LockCVM != 0)
+		d.regionEnd(t, addr, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
 	}
 }
 

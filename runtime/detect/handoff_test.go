@@ -14,7 +14,7 @@ const (
 
 var (
 	begin = uint64(abi.LockBegin)
-	end   = uint64(abi.LockEnd)
+	end   = uint64(abi.LockEnd | abi.LockRecord) // the C side hands the region over at its unlock
 )
 
 // queueHandOff plays a producer that fills an item without a lock and
@@ -119,4 +119,18 @@ func TestHandOffSignalAfterUnlock(t *testing.T) {
 			wantReports(t, races, out, 0)
 		})
 	}
+}
+
+// A region whose unlock the C side did not hand over at once (it recorded
+// no writes) publishes nothing, even though the thread's record by then
+// holds a later region's writes.
+func TestHandOffStaleRecord(t *testing.T) {
+	b := newBench(t, "")
+	a, c := b.create(0, 0x500), b.create(0, 0x510)
+	b.region(a).writes = []uint64{flag} // a later region's
+	b.flush(a, wr(data, 8, 0x1001), lock(mu, begin), unlock(mu, abi.LockEnd))
+	b.region(c).reads = []uint64{flag}
+	b.flush(c, lock(mu, begin), rd(flag, 4, 0x2001), unlock(mu, end), rd(data, 8, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 1, "Read of size 8 at 0x10100 by thread T2:\n")
 }

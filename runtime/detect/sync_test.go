@@ -18,7 +18,7 @@ func condHandOff(t *testing.T, options string, waits bool) (int, string) {
 	b := newBench(t, options)
 	prod := b.create(0, 0x500)
 	cons := b.create(0, 0x510)
-	begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM)
+	begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM|abi.LockRecord)
 	if waits {
 		b.region(cons).reads = []uint64{flag}
 		b.flush(cons, lock(mu, begin), rd(flag, 4, 0x2001), unlock(mu, abi.LockWait))
@@ -73,7 +73,7 @@ func TestCondSharedPairs(t *testing.T) {
 			b := newBench(t, "lsd="+lsd)
 			p1, p2 := b.create(0, 0x500), b.create(0, 0x510)
 			w1 := b.create(0, 0x520)
-			begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM)
+			begin, end := uint64(abi.LockBegin), uint64(abi.LockEnd|abi.LockCVM|abi.LockRecord)
 			b.region(p1).writes = []uint64{flag}
 			b.flush(p1, wr(data, 8, 0x1001), lock(mu, begin), wr(flag, 4, 0x1002), signal(cv))
 			b.region(p2).writes = []uint64{flag + 8}
