@@ -88,10 +88,10 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex, own bool) {
 	}
 	t.cond.load(t.rec)
 	if joinReads {
-		d.wrSeg.joinInto(t.vc, t.cond.reads)
+		d.wrSeg.joinInto(t, t.cond.reads)
 	}
 	if publish && len(t.cond.writes) > 0 {
-		d.wrSeg.put(t.cond.writes, d.segmentOf(t, mutex))
+		d.wrSeg.put(d.segmentOf(t, mutex, t.cond.writes))
 	}
 	d.tick(t)
 	t.cond.end()
@@ -107,7 +107,7 @@ func (d *Detector) signal(t *thread, cv uint64) {
 		t.cond.load(t.rec)
 	}
 	if (d.opts.LSD == "wr" || d.opts.Handoff) && len(t.cond.writes) > 0 {
-		d.wrSeg.put(t.cond.writes, d.segmentOf(t, t.regionMutex))
+		d.wrSeg.put(d.segmentOf(t, t.regionMutex, t.cond.writes))
 	}
 	t.cond.writes = t.cond.writes[:0] // the C side stops recording writes too
 	d.release(t, cv)
@@ -146,12 +146,12 @@ func (d *Detector) handleWait(t *thread, cv uint64) {
 	found := false
 	if d.opts.LSD == "wr" {
 		t.cond.load(t.rec)
-		found = d.wrSeg.joinInto(t.vc, t.cond.reads)
+		found = d.wrSeg.joinInto(t, t.cond.reads)
 	}
 	if !found && cv != 0 {
 		d.mu.Lock()
 		if vc := d.syncVC[cv]; vc != nil {
-			t.vc.Join(vc)
+			t.join(vc)
 		}
 		d.mu.Unlock()
 	}

@@ -49,6 +49,7 @@ type thread struct {
 	depth       map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
 	env         msm.Env        // env{d, t}, made once: an interface value per access would allocate
 	cond        condState      // lock-protected region recording (cond.go)
+	snap        *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
 	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
 	pending     []string       // reports waiting for the thread's stack (reporter.emit)
 	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)

@@ -1,7 +1,7 @@
 package detect
 
 import (
-	"sync"
+	"sync/atomic"
 
 	"hgrewrite/shadow"
 )
@@ -41,20 +41,59 @@ import (
 // relation.
 
 // wrSeg is one published segment: the writer's vector clock when its
-// region ended (a snapshot, never changed), the writer's own epoch in it
-// (so a reader that already knows it skips the join), and the mutex whose
-// region wrote the variable (0 for a condition variable's signal).
+// region ended, the writer's own epoch in it, the mutex whose region wrote
+// the variables (0 for a condition variable's signal outside a region) and
+// the variables. vc is a snapshot shared by the writer's segments until
+// its next join (thread.snapshot): its own component may be older than
+// clock, which the reader takes from clock. Never changed once published.
 type wrSeg struct {
 	vc    *shadow.VC
 	tid   uint16
 	clock uint64
 	mutex uint64
+	addrs []uint64
 }
 
-// segmentOf snapshots t's current segment for DS, as written in a region
-// of mutex.
-func (d *Detector) segmentOf(t *thread, mutex uint64) *wrSeg {
-	return &wrSeg{vc: t.vc.Copy(), tid: uint16(t.tid), clock: t.vc.Get(uint16(t.tid)), mutex: mutex}
+// has reports whether the segment published a.
+func (s *wrSeg) has(a uint64) bool {
+	for _, x := range s.addrs {
+		if x == a {
+			return true
+		}
+	}
+	return false
+}
+
+// segmentOf makes the segment t publishes for the variables addrs, as
+// written in a region of mutex.
+func (d *Detector) segmentOf(t *thread, mutex uint64, addrs []uint64) *wrSeg {
+	tid := uint16(t.tid)
+	return &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), mutex: mutex, addrs: append([]uint64(nil), addrs...)}
+}
+
+// snapshot is a copy of t's vector clock that stays valid until t joins
+// another clock; ticks change only t's own component, which segments keep
+// apart. Publishing a region then costs no copy of the clock.
+func (t *thread) snapshot() *shadow.VC {
+	if t.snap == nil {
+		t.snap = t.vc.Copy()
+	}
+	return t.snap
+}
+
+// join makes t's clock at least v (every join goes through here, so that
+// the snapshot is dropped).
+func (t *thread) join(v *shadow.VC) {
+	t.vc.Join(v)
+	t.snap = nil
+}
+
+// joinSeg makes t happen after seg.
+func (t *thread) joinSeg(seg *wrSeg) {
+	t.join(seg.vc)
+	if t.vc.Get(seg.tid) < seg.clock {
+		t.vc.Set(seg.tid, seg.clock)
+	}
 }
 
 // handoffRead runs before t's read at addr inside a lock-protected region:
@@ -64,65 +103,84 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 	if !d.opts.Handoff || !d.opts.Lib {
 		return
 	}
-	seg := d.wrSeg.get(addr)
-	if seg == nil || seg.tid == uint16(t.tid) || t.vc.Get(seg.tid) >= seg.clock || t.depth[seg.mutex] == 0 {
-		return
+	e, ok := d.wrSeg.epoch(addr)
+	if !ok || e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) {
+		return // nothing published, or nothing new
 	}
-	t.vc.Join(seg.vc)
-	d.tick(t)
+	if seg := d.wrSeg.get(addr); seg != nil && t.depth[seg.mutex] != 0 {
+		t.joinSeg(seg)
+		d.tick(t)
+	}
 }
 
 // wrSegs is DS: variable -> the last segment published for it, by a
 // signaller that wrote it in its lock-protected region before signalling,
-// or by a region that ended. The map is sharded by address: signals, waits
-// and unlocks of unrelated threads do not wait for one another.
+// or by a region that ended. It is a direct-mapped table read without
+// locks, since every read inside a region looks here: a slot holds the
+// variable and the writer's epoch next to the segment, so that a read of
+// a variable nobody published, or whose writer it already knows, touches
+// one cache line. A variable whose slot a later segment took for another
+// variable has lost its relation (a condition wait then falls back to
+// TS_cv; a hand-off goes unseen and may be reported).
 type wrSegs struct {
-	shards [64]wrShard
+	slots [wrSlots]wrSlot
 }
 
-type wrShard struct {
-	mu sync.Mutex
-	m  map[uint64]*wrSeg
-	_  [40]byte // one cache line per shard
+// wrSlot is written seg, epoch, addr in that order and read in the
+// opposite order; a reader that meets a slot being rewritten finds a
+// segment that does not hold its variable and takes it as none.
+type wrSlot struct {
+	addr  atomic.Uint64
+	epoch atomic.Uint64
+	seg   atomic.Pointer[wrSeg]
+	_     uint64
 }
 
-// maxWRSegs bounds DS. Every published region's writes enter it, so a
-// program that writes many locked variables would otherwise grow it
-// without end; a full shard starts again (older relations are then lost:
-// condition waits fall back to TS_cv, hand-offs go unseen).
-const maxWRSegs = 1 << 16
+const wrSlots = 1 << 16
 
-func (w *wrSegs) shard(a uint64) *wrShard { return &w.shards[a>>3%uint64(len(w.shards))] }
+func (w *wrSegs) slot(a uint64) *wrSlot {
+	return &w.slots[(a>>2)*0x9e3779b97f4a7c15>>48]
+}
 
-// put maps every address of addrs to seg.
-func (w *wrSegs) put(addrs []uint64, seg *wrSeg) {
-	for _, a := range addrs {
-		sh := w.shard(a)
-		sh.mu.Lock()
-		if sh.m == nil || len(sh.m) > maxWRSegs/len(w.shards) {
-			sh.m = map[uint64]*wrSeg{}
-		}
-		sh.m[a] = seg
-		sh.mu.Unlock()
+// put makes seg the segment of each of its variables.
+func (w *wrSegs) put(seg *wrSeg) {
+	e := uint64(shadow.MakeEpoch(seg.tid, seg.clock))
+	for _, a := range seg.addrs {
+		s := w.slot(a)
+		s.seg.Store(seg)
+		s.epoch.Store(e)
+		s.addr.Store(a)
 	}
+}
+
+// epoch is the writer's epoch of the segment published for a, if any.
+func (w *wrSegs) epoch(a uint64) (shadow.Epoch, bool) {
+	s := w.slot(a)
+	if s.addr.Load() != a {
+		return 0, false
+	}
+	return shadow.Epoch(s.epoch.Load()), true
 }
 
 // get is the segment published for a, or nil.
 func (w *wrSegs) get(a uint64) *wrSeg {
-	sh := w.shard(a)
-	sh.mu.Lock()
-	seg := sh.m[a]
-	sh.mu.Unlock()
-	return seg
+	s := w.slot(a)
+	if s.addr.Load() != a {
+		return nil
+	}
+	if seg := s.seg.Load(); seg != nil && seg.has(a) {
+		return seg
+	}
+	return nil
 }
 
-// joinInto joins into vc the segments of the addresses that have one and
-// reports whether there was any.
-func (w *wrSegs) joinInto(vc *shadow.VC, addrs []uint64) bool {
+// joinInto makes t happen after the segments of the addresses that have
+// one and reports whether there was any.
+func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 	found := false
 	for _, a := range addrs {
 		if seg := w.get(a); seg != nil {
-			vc.Join(seg.vc)
+			t.joinSeg(seg)
 			found = true
 		}
 	}

@@ -36,7 +36,7 @@ func (d *Detector) release(t *thread, obj uint64) {
 func (d *Detector) acquire(t *thread, obj uint64) {
 	d.mu.Lock()
 	if vc := d.syncVC[obj]; vc != nil {
-		t.vc.Join(vc)
+		t.join(vc)
 	}
 	d.mu.Unlock()
 	d.tick(t)
@@ -113,7 +113,7 @@ func (b *barrier) round(gen uint64) *shadow.VC {
 func (d *Detector) barrierLeave(t *thread, addr, gen uint64) {
 	d.mu.Lock()
 	if b := d.barriers[addr]; b != nil && b.gens[gen] != nil {
-		t.vc.Join(b.gens[gen])
+		t.join(b.gens[gen])
 	}
 	d.mu.Unlock()
 	d.tick(t)

@@ -80,7 +80,7 @@ func (d *Detector) joinClock(t *thread, handle uint64) (int32, bool) {
 		}
 	}
 	if t != nil && vc != nil {
-		t.vc.Join(vc)
+		t.join(vc)
 	}
 	return child, ok
 }
