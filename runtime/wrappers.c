@@ -3,8 +3,8 @@
  * It owns the wrappers of pthread_create/join/exit, the mutex, spin and
  * rwlock functions, condition variables, semaphores, barriers,
  * __cxa_guard_* and pthread_once, and the check every wrapper starts with
- * (hg_tracked, hg_active). Which code a return address belongs to is
- * ranges.c's.
+ * (hg_tracked, hg_active in wrap.h). Which code a return address belongs
+ * to is ranges.c's; file descriptors and futexes are fdsync.c's.
  *
  * The runtime library is the first DT_NEEDED of every rewritten program, so
  * these definitions win over libc's for the whole process (libstdc++
@@ -23,6 +23,7 @@
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
+#include "wrap.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -31,44 +32,6 @@
 #include <string.h>
 
 #include "_cgo_export.h"
-
-/* ---- which calls are tracked ---- */
-
-/* hg_tracked returns the calling thread's record when the call must be
- * tracked: called by the program, and the thread may buffer events. */
-static struct hg_thread *hg_tracked(void *ra)
-{
-	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
-}
-
-/* hg_active is hg_tracked for synchronisation calls: the thread's
- * buffered accesses go to the Go side first. */
-static struct hg_thread *hg_active(void *ra)
-{
-	struct hg_thread *t = hg_tracked(ra);
-	if (t)
-		hg_flush(t);
-	return t;
-}
-
-#define REAL(name) real_##name
-#define DEFINE_REAL(ret, name, ...)                                   \
-	static ret (*real_##name)(__VA_ARGS__);                         \
-	static void resolve_##name(void)                                \
-	{                                                               \
-		if (!real_##name)                                       \
-			real_##name = dlsym(RTLD_NEXT, #name);          \
-	}
-
-#define RA __builtin_return_address(0)
-
-/* Go-side calls made with the re-entrancy guard up. */
-#define GO(t, call)          \
-	do {                 \
-		(t)->in_rt = 1; \
-		call;        \
-		(t)->in_rt = 0; \
-	} while (0)
 
 /* ---- threads ---- */
 
@@ -80,6 +43,9 @@ struct hg_start {
 
 DEFINE_REAL(int, pthread_create, pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 DEFINE_REAL(int, pthread_join, pthread_t, void **)
+DEFINE_REAL(int, pthread_tryjoin_np, pthread_t, void **)
+DEFINE_REAL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec *)
+DEFINE_REAL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *)
 DEFINE_REAL(void, pthread_exit, void *)
 
 static void hg_thread_done(struct hg_thread *t)
@@ -124,14 +90,42 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	return r;
 }
 
+/* hg_joined: a join succeeded (r == 0): the joiner acquires the thread's
+ * final clock. The _np variants that time out or find the thread still
+ * running (r != 0) order nothing. */
+static int hg_joined(struct hg_thread *t, pthread_t th, int r)
+{
+	if (t && r == 0)
+		GO(t, hgGoThreadJoin(t->tid, (GoUint64)th));
+	return r;
+}
+
 int pthread_join(pthread_t th, void **ret)
 {
 	resolve_pthread_join();
 	struct hg_thread *t = hg_active(RA);
-	int r = REAL(pthread_join)(th, ret);
-	if (t && r == 0)
-		GO(t, hgGoThreadJoin(t->tid, (GoUint64)th));
-	return r;
+	return hg_joined(t, th, REAL(pthread_join)(th, ret));
+}
+
+int pthread_tryjoin_np(pthread_t th, void **ret)
+{
+	resolve_pthread_tryjoin_np();
+	struct hg_thread *t = hg_active(RA);
+	return hg_joined(t, th, REAL(pthread_tryjoin_np)(th, ret));
+}
+
+int pthread_timedjoin_np(pthread_t th, void **ret, const struct timespec *ts)
+{
+	resolve_pthread_timedjoin_np();
+	struct hg_thread *t = hg_active(RA);
+	return hg_joined(t, th, REAL(pthread_timedjoin_np)(th, ret, ts));
+}
+
+int pthread_clockjoin_np(pthread_t th, void **ret, clockid_t clk, const struct timespec *ts)
+{
+	resolve_pthread_clockjoin_np();
+	struct hg_thread *t = hg_active(RA);
+	return hg_joined(t, th, REAL(pthread_clockjoin_np)(th, ret, clk, ts));
 }
 
 void pthread_exit(void *ret)

@@ -52,6 +52,9 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		if c == nil {
 			return
 		}
+		if d.syncAccess(t, c, addr, flags&abi.Write != 0) {
+			return
+		}
 		mask := shadow.ByteMask(addr, end, g)
 		if d.unchanged(t, c, a, mask) {
 			continue
@@ -61,6 +64,41 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 			d.rep.race(t, addr, size, pc, flags, r.prev, r.next)
 		}
 	}
+}
+
+// markSync makes the granule of addr a synchronisation variable: an
+// atomic instruction of size bytes operated on it (events.go,
+// atomicEvent). Only an atomic that covers the whole granule does: the
+// other bytes of a granule around a one-byte flag stay plain data.
+func (d *Detector) markSync(addr, size uint64) {
+	if addr%shadow.GranuleSize != 0 || size < shadow.GranuleSize {
+		return
+	}
+	c := d.mem.Cell(addr)
+	if c == nil {
+		return
+	}
+	d.mem.Lock(addr)
+	if !shadow.IsSplit(c) && shadow.Word0State(c[0]) != uint8(msm.Spin) {
+		c[1], c[2] = 0, 0
+		atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, c[0]))
+	}
+	d.mem.Unlock(addr)
+}
+
+// syncAccess handles a plain access to a synchronisation variable (cell c
+// in state msm.Spin): a read acquires what atomics released at addr, a
+// write releases there. It reports whether c was one.
+func (d *Detector) syncAccess(t *thread, c *[3]uint64, addr uint64, write bool) bool {
+	if shadow.Word0State(atomic.LoadUint64(&c[0])) != uint8(msm.Spin) {
+		return false
+	}
+	if write {
+		d.release(t, addr)
+	} else {
+		d.acquire(t, addr)
+	}
+	return true
 }
 
 // accessOf is t's access as the state machines see it: its segment and the

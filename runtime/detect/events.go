@@ -32,7 +32,7 @@ func (d *Detector) event(t *thread, e Event) {
 	case flags&(abi.Alloc|abi.Free) != 0:
 		d.heapEvent(t, e.Addr, e.Len, uint64(pc), flags)
 	case flags&abi.Atomic != 0:
-		d.atomicEvent(t, e.Addr, flags)
+		d.atomicEvent(t, e.Addr, uint64(size), flags)
 	default:
 		n := uint64(size)
 		if e.Len != 0 {
@@ -77,10 +77,20 @@ func (d *Detector) condEvent(t *thread, addr, arg uint64, flags uint16) {
 // atomicEvent: atomics are synchronisation, never races. Before the
 // instruction, release onto the address; after it (abi.Post), acquire what
 // was released there.
-func (d *Detector) atomicEvent(t *thread, addr uint64, flags uint16) {
+//
+// The location of a locked instruction (lock prefix, xchg) becomes a
+// synchronisation variable (msm.Spin): plain moves
+// to and from it, which is how x86 compiles atomic loads and release
+// stores, are acquires and releases too, and never races (syncAccess).
+// libstdc++'s futures, for one, publish their state with an exchange and
+// test it with a plain load.
+func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16) {
 	if flags&abi.Post != 0 {
 		d.acquire(t, addr)
 	} else {
+		if flags&abi.Spin == 0 { // a locked instruction, not a spin load or a store that may be one's counterpart
+			d.markSync(addr, size)
+		}
 		d.release(t, addr)
 	}
 }

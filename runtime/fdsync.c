@@ -1,0 +1,320 @@
+/* fdsync.c: synchronisation through the kernel that the program's memory
+ * accesses do not show.
+ *
+ * File descriptors. Data written into a pipe, a socket or an eventfd and
+ * read on the other end is a hand-off: a write (write, send, ...)
+ * releases on the descriptor's synchronisation object before the data can
+ * be seen, and a read (read, recv, ...) that returns data acquires it.
+ * Both ends of a pipe or a socketpair share one object; every socket made
+ * by socket(), accept() or accept4() shares one object for all sockets (the
+ * two ends of a connection are different descriptors, and often made in
+ * different ways); any other descriptor is its own object. dup'd
+ * descriptors share the original's object; close forgets it.
+ *
+ * Futexes. libstdc++ waits for futures, promises, std::atomic::wait and
+ * the C++20 latch, barrier and semaphore with syscall(SYS_futex): a wake
+ * releases on the futex word, and a wait acquires it when it returns.
+ *
+ * The objects are addresses above the user address space, so they never
+ * meet a program's own synchronisation objects.
+ */
+#define _GNU_SOURCE
+#include "wrap.h"
+
+#include <linux/futex.h>
+#include <stdarg.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+/* ---- descriptors' synchronisation objects ---- */
+
+#define HG_FD_OBJ_BASE 0xffff900000000000ull
+#define HG_FD_MAX 65536
+#define HG_FD_SOCKETS 1 /* the object of every socket */
+
+/* fd_obj[fd]: the descriptor's object number, 0 for its own (fd + 1 + the
+ * numbers handed out below). Updated with atomics: threads open and close
+ * descriptors concurrently. */
+static uint64_t fd_obj[HG_FD_MAX];
+static uint64_t fd_next = 2; /* object numbers for pipes and socketpairs */
+
+static uint64_t hg_fd_obj(int fd)
+{
+	if (fd < 0 || fd >= HG_FD_MAX)
+		return 0;
+	uint64_t o = __atomic_load_n(&fd_obj[fd], __ATOMIC_RELAXED);
+	return HG_FD_OBJ_BASE + (o ? o : (uint64_t)HG_FD_MAX + (uint64_t)fd) * 8;
+}
+
+static void hg_fd_set(int fd, uint64_t o)
+{
+	if (fd >= 0 && fd < HG_FD_MAX)
+		__atomic_store_n(&fd_obj[fd], o, __ATOMIC_RELAXED);
+}
+
+static uint64_t hg_fd_get(int fd)
+{
+	return fd >= 0 && fd < HG_FD_MAX ? __atomic_load_n(&fd_obj[fd], __ATOMIC_RELAXED) : 0;
+}
+
+static void hg_fd_pair(const int fds[2])
+{
+	uint64_t o = __atomic_fetch_add(&fd_next, 1, __ATOMIC_RELAXED);
+	hg_fd_set(fds[0], o);
+	hg_fd_set(fds[1], o);
+}
+
+/* hg_fd_release: a write to fd is about to make data visible. */
+static void hg_fd_release(void *ra, int fd)
+{
+	struct hg_thread *t = hg_active(ra);
+	uint64_t obj = hg_fd_obj(fd);
+	if (t && obj)
+		GO(t, hgGoRelease(t->tid, obj));
+}
+
+/* hg_fd_acquire: a read from fd returned n bytes. */
+static void hg_fd_acquire(void *ra, int fd, ssize_t n)
+{
+	if (n <= 0)
+		return;
+	struct hg_thread *t = hg_active(ra);
+	uint64_t obj = hg_fd_obj(fd);
+	if (t && obj)
+		GO(t, hgGoAcquire(t->tid, obj));
+}
+
+/* ---- making, copying and closing descriptors ---- */
+
+DEFINE_REAL(int, pipe, int *)
+DEFINE_REAL(int, pipe2, int *, int)
+DEFINE_REAL(int, socketpair, int, int, int, int *)
+DEFINE_REAL(int, socket, int, int, int)
+DEFINE_REAL(int, accept, int, struct sockaddr *, socklen_t *)
+DEFINE_REAL(int, accept4, int, struct sockaddr *, socklen_t *, int)
+DEFINE_REAL(int, dup, int)
+DEFINE_REAL(int, dup2, int, int)
+DEFINE_REAL(int, dup3, int, int, int)
+DEFINE_REAL(int, close, int)
+
+int pipe(int fds[2])
+{
+	resolve_pipe();
+	int r = REAL(pipe)(fds);
+	if (r == 0)
+		hg_fd_pair(fds);
+	return r;
+}
+
+int pipe2(int fds[2], int flags)
+{
+	resolve_pipe2();
+	int r = REAL(pipe2)(fds, flags);
+	if (r == 0)
+		hg_fd_pair(fds);
+	return r;
+}
+
+int socketpair(int domain, int type, int proto, int fds[2])
+{
+	resolve_socketpair();
+	int r = REAL(socketpair)(domain, type, proto, fds);
+	if (r == 0)
+		hg_fd_pair(fds);
+	return r;
+}
+
+int socket(int domain, int type, int proto)
+{
+	resolve_socket();
+	int fd = REAL(socket)(domain, type, proto);
+	hg_fd_set(fd, HG_FD_SOCKETS);
+	return fd;
+}
+
+int accept(int s, struct sockaddr *a, socklen_t *n)
+{
+	resolve_accept();
+	int fd = REAL(accept)(s, a, n);
+	hg_fd_set(fd, HG_FD_SOCKETS);
+	return fd;
+}
+
+int accept4(int s, struct sockaddr *a, socklen_t *n, int flags)
+{
+	resolve_accept4();
+	int fd = REAL(accept4)(s, a, n, flags);
+	hg_fd_set(fd, HG_FD_SOCKETS);
+	return fd;
+}
+
+int dup(int fd)
+{
+	resolve_dup();
+	int r = REAL(dup)(fd);
+	hg_fd_set(r, hg_fd_get(fd));
+	return r;
+}
+
+int dup2(int fd, int to)
+{
+	resolve_dup2();
+	int r = REAL(dup2)(fd, to);
+	if (r >= 0 && r != fd)
+		hg_fd_set(r, hg_fd_get(fd));
+	return r;
+}
+
+int dup3(int fd, int to, int flags)
+{
+	resolve_dup3();
+	int r = REAL(dup3)(fd, to, flags);
+	if (r >= 0)
+		hg_fd_set(r, hg_fd_get(fd));
+	return r;
+}
+
+int close(int fd)
+{
+	resolve_close();
+	hg_fd_set(fd, 0);
+	return REAL(close)(fd);
+}
+
+/* ---- writes release, reads that return data acquire ---- */
+
+DEFINE_REAL(ssize_t, write, int, const void *, size_t)
+DEFINE_REAL(ssize_t, pwrite, int, const void *, size_t, off_t)
+DEFINE_REAL(ssize_t, writev, int, const struct iovec *, int)
+DEFINE_REAL(ssize_t, send, int, const void *, size_t, int)
+DEFINE_REAL(ssize_t, sendto, int, const void *, size_t, int, const struct sockaddr *, socklen_t)
+DEFINE_REAL(ssize_t, sendmsg, int, const struct msghdr *, int)
+DEFINE_REAL(ssize_t, read, int, void *, size_t)
+DEFINE_REAL(ssize_t, pread, int, void *, size_t, off_t)
+DEFINE_REAL(ssize_t, readv, int, const struct iovec *, int)
+DEFINE_REAL(ssize_t, recv, int, void *, size_t, int)
+DEFINE_REAL(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, socklen_t *)
+DEFINE_REAL(ssize_t, recvmsg, int, struct msghdr *, int)
+
+ssize_t write(int fd, const void *b, size_t n)
+{
+	resolve_write();
+	hg_fd_release(RA, fd);
+	return REAL(write)(fd, b, n);
+}
+
+ssize_t pwrite(int fd, const void *b, size_t n, off_t off)
+{
+	resolve_pwrite();
+	hg_fd_release(RA, fd);
+	return REAL(pwrite)(fd, b, n, off);
+}
+
+ssize_t writev(int fd, const struct iovec *v, int n)
+{
+	resolve_writev();
+	hg_fd_release(RA, fd);
+	return REAL(writev)(fd, v, n);
+}
+
+ssize_t send(int fd, const void *b, size_t n, int flags)
+{
+	resolve_send();
+	hg_fd_release(RA, fd);
+	return REAL(send)(fd, b, n, flags);
+}
+
+ssize_t sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *a, socklen_t al)
+{
+	resolve_sendto();
+	hg_fd_release(RA, fd);
+	return REAL(sendto)(fd, b, n, flags, a, al);
+}
+
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+{
+	resolve_sendmsg();
+	hg_fd_release(RA, fd);
+	return REAL(sendmsg)(fd, m, flags);
+}
+
+ssize_t read(int fd, void *b, size_t n)
+{
+	resolve_read();
+	ssize_t r = REAL(read)(fd, b, n);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+ssize_t pread(int fd, void *b, size_t n, off_t off)
+{
+	resolve_pread();
+	ssize_t r = REAL(pread)(fd, b, n, off);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+ssize_t readv(int fd, const struct iovec *v, int n)
+{
+	resolve_readv();
+	ssize_t r = REAL(readv)(fd, v, n);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+ssize_t recv(int fd, void *b, size_t n, int flags)
+{
+	resolve_recv();
+	ssize_t r = REAL(recv)(fd, b, n, flags);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+ssize_t recvfrom(int fd, void *b, size_t n, int flags, struct sockaddr *a, socklen_t *al)
+{
+	resolve_recvfrom();
+	ssize_t r = REAL(recvfrom)(fd, b, n, flags, a, al);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+{
+	resolve_recvmsg();
+	ssize_t r = REAL(recvmsg)(fd, m, flags);
+	hg_fd_acquire(RA, fd, r);
+	return r;
+}
+
+/* ---- futexes ---- */
+
+DEFINE_REAL(long, syscall, long, long, long, long, long, long, long)
+
+/* syscall forwards up to six arguments (the most any system call takes;
+ * extra ones are ignored by the kernel). A futex wake releases on the
+ * futex word before waking anyone; a wait acquires it when it returns,
+ * whether it slept or found the word already changed. */
+long syscall(long nr, ...)
+{
+	resolve_syscall();
+	va_list ap;
+	va_start(ap, nr);
+	long a1 = va_arg(ap, long), a2 = va_arg(ap, long), a3 = va_arg(ap, long);
+	long a4 = va_arg(ap, long), a5 = va_arg(ap, long), a6 = va_arg(ap, long);
+	va_end(ap);
+	if (nr != SYS_futex)
+		return REAL(syscall)(nr, a1, a2, a3, a4, a5, a6);
+	int cmd = (int)a2 & FUTEX_CMD_MASK;
+	int wake = cmd == FUTEX_WAKE || cmd == FUTEX_WAKE_BITSET || cmd == FUTEX_WAKE_OP ||
+		   cmd == FUTEX_REQUEUE || cmd == FUTEX_CMP_REQUEUE;
+	int wait = cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
+	struct hg_thread *t = wake || wait ? hg_active(RA) : NULL;
+	if (t && wake)
+		GO(t, hgGoRelease(t->tid, (GoUint64)a1));
+	long r = REAL(syscall)(nr, a1, a2, a3, a4, a5, a6);
+	if (t && wait)
+		GO(t, hgGoAcquire(t->tid, (GoUint64)a1));
+	return r;
+}

@@ -1,0 +1,48 @@
+/* wrap.h: what every file of interposed functions shares (wrappers.c,
+ * fdsync.c): finding the real function, deciding whether a call is
+ * tracked, and calling into Go with the re-entrancy guard up. */
+#ifndef HG_WRAP_H
+#define HG_WRAP_H
+#include "rt_internal.h"
+
+#include <dlfcn.h>
+
+#include "_cgo_export.h"
+
+/* hg_tracked returns the calling thread's record when the call must be
+ * tracked: called by the program, and the thread may buffer events. */
+static inline struct hg_thread *hg_tracked(void *ra)
+{
+	return hg_detect && !hg_from_runtime(ra) ? hg_bufferable() : NULL;
+}
+
+/* hg_active is hg_tracked for synchronisation calls: the thread's
+ * buffered accesses go to the Go side first. */
+static inline struct hg_thread *hg_active(void *ra)
+{
+	struct hg_thread *t = hg_tracked(ra);
+	if (t)
+		hg_flush(t);
+	return t;
+}
+
+#define REAL(name) real_##name
+#define DEFINE_REAL(ret, name, ...)                                   \
+	static ret (*real_##name)(__VA_ARGS__);                         \
+	static void resolve_##name(void)                                \
+	{                                                               \
+		if (!real_##name)                                       \
+			real_##name = dlsym(RTLD_NEXT, #name);          \
+	}
+
+#define RA __builtin_return_address(0)
+
+/* Go-side calls made with the re-entrancy guard up. */
+#define GO(t, call)          \
+	do {                 \
+		(t)->in_rt = 1; \
+		call;        \
+		(t)->in_rt = 0; \
+	} while (0)
+
+#endif
