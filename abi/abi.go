@@ -100,6 +100,11 @@ const (
 	// reads and writes (the C side hands the event over at once); without
 	// it the record may already be a later region's.
 	LockRecord = 32
+	// LockNested, with Unlock|LockRecord: a lock taken inside the region
+	// is released; the writes recorded since it was taken (the record's
+	// writes from index len >> LockMarkShift on) were made under it.
+	LockNested    = 64
+	LockMarkShift = 8
 )
 
 // MaxThreads is the number of thread ids an epoch can name (16-bit tids);

@@ -75,6 +75,8 @@ func defines() [][]define {
 		num("HG_LOCK_BEGIN", abi.LockBegin, ""),
 		num("HG_LOCK_END", abi.LockEnd, ""),
 		num("HG_LOCK_RECORD", abi.LockRecord, ""),
+		num("HG_LOCK_NESTED", abi.LockNested, ""),
+		num("HG_LOCK_MARK_SHIFT", abi.LockMarkShift, ""),
 		num("HG_MAX_THREADS", abi.MaxThreads, ""),
 	}
 	cell := []define{
@@ -88,6 +90,7 @@ func defines() [][]define {
 		hex("SH_TOUCHED_MASK", shadow.TouchedMask, ""),
 		num("SH_EXCL_READ", uint64(msm.ExclRead), "msm.ExclRead"),
 		num("SH_EXCL_WRITE", uint64(msm.ExclWrite), "msm.ExclWrite"),
+		num("SH_SYNC", uint64(msm.Spin), "msm.Spin: a synchronisation variable (runtime/detect, markSync)"),
 	}
 	return [][]define{header, info, cell}
 }

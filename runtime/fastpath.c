@@ -97,6 +97,22 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	return 1;
 }
 
+/* hg_is_sync: the granule of addr is a synchronisation variable (a word
+ * that locked instructions operate on). A plain store to it is a release
+ * (x86's release store), which must reach the Go side before another
+ * thread can see the stored value, as an atomic's does. */
+__attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64_t addr)
+{
+	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
+	if (!dir || addr >= SH_MAX_ADDR)
+		return 0;
+	uintptr_t chunk = __atomic_load_n(&dir[addr >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	if (!chunk)
+		return 0;
+	uint64_t *cell = (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
+	return (__atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT) == SH_SYNC;
+}
+
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
 									 uint64_t info, uint64_t len)
 {
@@ -121,7 +137,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	e->len = len;
 	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
 	t->n++;
-	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC))
+	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC) ||
+	    ((HG_INFO_FLAGS(info) & (HG_WRITE | HG_READ)) == HG_WRITE && !len && hg_is_sync(addr)))
 		hg_flush_saving(t);
 }
 

@@ -50,6 +50,8 @@
 #define HG_LOCK_BEGIN 8
 #define HG_LOCK_END 16
 #define HG_LOCK_RECORD 32
+#define HG_LOCK_NESTED 64
+#define HG_LOCK_MARK_SHIFT 8
 #define HG_MAX_THREADS 65536
 
 /* shadow memory (package shadow) */
@@ -66,4 +68,6 @@
 #define SH_EXCL_READ 1
 /* msm.ExclWrite */
 #define SH_EXCL_WRITE 2
+/* msm.Spin: a synchronisation variable (runtime/detect, markSync) */
+#define SH_SYNC 9
 #endif

@@ -68,7 +68,8 @@ struct hg_event {
 };
 
 #define HG_EVENTS 1024
-#define HG_REC 32 /* addresses recorded per lock-protected region, each of reads and writes */
+#define HG_REC 32
+#define HG_NEST 4 /* nested locks remembered per region */ /* addresses recorded per lock-protected region, each of reads and writes */
 
 /* Per-thread record (threads.c). The counters live in an arena and are
  * never freed, so totals survive thread exit; the event buffer is mapped
@@ -94,6 +95,11 @@ struct hg_thread {
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
 	uint8_t nrec_r, nrec_w, rec_writes_on;
+	/* locks taken inside the region (hand-offs under a nested lock): each
+	 * mutex and the number of writes recorded when it was taken */
+	uint8_t nnest;
+	uint8_t nest_mark[HG_NEST];
+	uint64_t nest_mutex[HG_NEST];
 	uint64_t rec_r[HG_REC];
 	uint64_t rec_w[HG_REC];
 };

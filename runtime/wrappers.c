@@ -158,7 +158,12 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		t->region_mutex = (uint64_t)(uintptr_t)m;
 		t->nrec_r = t->nrec_w = 0;
 		t->rec_writes_on = 1;
+		t->nnest = 0;
 		mode |= HG_LOCK_BEGIN;
+	} else if (!(mode & HG_LOCK_WAIT) && t->recording && t->nnest < HG_NEST) {
+		/* a lock inside the region: its writes from here on are its own */
+		t->nest_mutex[t->nnest] = (uint64_t)(uintptr_t)m;
+		t->nest_mark[t->nnest++] = t->nrec_w;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
 }
@@ -166,6 +171,25 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
+}
+
+/* hg_nested_unlock releases a lock taken inside the region. With lock
+ * hand-offs, the writes recorded since it was taken go to the Go side
+ * before it is released, published under it: a thread that takes only
+ * this mutex next must find them (a producer that holds an outer lock
+ * while it hands data over under an inner one). */
+static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
+{
+	uint8_t mark = t->nest_mark[--t->nnest];
+	if (!hg_opts.handoff || t->nrec_w <= mark) {
+		hg_unlock_event(t, m, 0);
+		return;
+	}
+	hg_unlock_event(t, m, HG_LOCK_NESTED | HG_LOCK_RECORD | (int)mark << HG_LOCK_MARK_SHIFT);
+	hg_flush(t);
+	/* published under this lock and the outer ones: the region's end must
+	 * not publish them again under the outer lock alone */
+	t->nrec_w = mark;
 }
 
 /* hg_region_end is every unlock. Releasing the mutex that began the
@@ -179,6 +203,10 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
  * buffer like the locks. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
 {
+	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
+		hg_nested_unlock(t, m);
+		return;
+	}
 	if (!t->recording || t->region_mutex != (uint64_t)(uintptr_t)m) {
 		hg_unlock_event(t, m, 0);
 		return;

@@ -41,17 +41,18 @@ import (
 // relation.
 
 // wrSeg is one published segment: the writer's vector clock when its
-// region ended, the writer's own epoch in it, the mutex whose region wrote
-// the variables (0 for a condition variable's signal outside a region) and
-// the variables. vc is a snapshot shared by the writer's segments until
+// region ended, the writer's own epoch in it, the mutexes the writer held
+// when it wrote the variables (the one whose region or nested lock ended,
+// and any still held; none for a condition variable's signal outside a
+// region) and the variables. vc is a snapshot shared by the writer's segments until
 // its next join (thread.snapshot): its own component may be older than
 // clock, which the reader takes from clock. Never changed once published.
 type wrSeg struct {
-	vc    *shadow.VC
-	tid   uint16
-	clock uint64
-	mutex uint64
-	addrs []uint64
+	vc      *shadow.VC
+	tid     uint16
+	clock   uint64
+	mutexes []uint64
+	addrs   []uint64
 }
 
 // has reports whether the segment published a.
@@ -65,10 +66,29 @@ func (s *wrSeg) has(a uint64) bool {
 }
 
 // segmentOf makes the segment t publishes for the variables addrs, as
-// written in a region of mutex.
+// written under mutex (being released) and the locks t still holds.
 func (d *Detector) segmentOf(t *thread, mutex uint64, addrs []uint64) *wrSeg {
 	tid := uint16(t.tid)
-	return &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), mutex: mutex, addrs: append([]uint64(nil), addrs...)}
+	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), addrs: append([]uint64(nil), addrs...)}
+	if mutex != 0 {
+		seg.mutexes = append(seg.mutexes, mutex)
+	}
+	for m, n := range t.depth {
+		if n > 0 && m != mutex {
+			seg.mutexes = append(seg.mutexes, m)
+		}
+	}
+	return seg
+}
+
+// heldBy reports whether t holds one of the mutexes seg was written under.
+func (seg *wrSeg) heldBy(t *thread) bool {
+	for _, m := range seg.mutexes {
+		if t.depth[m] > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // snapshot is a copy of t's vector clock that stays valid until t joins
@@ -96,6 +116,20 @@ func (t *thread) joinSeg(seg *wrSeg) {
 	}
 }
 
+// nestedUnlock publishes the writes a region made under a lock taken
+// inside it (the record's writes from index mark on), as written under
+// that lock, when the lock is released.
+func (d *Detector) nestedUnlock(t *thread, mutex uint64, mark int) {
+	if !d.opts.Handoff {
+		return
+	}
+	t.cond.load(t.rec)
+	if mark < len(t.cond.writes) {
+		d.wrSeg.put(d.segmentOf(t, mutex, t.cond.writes[mark:]))
+		d.tick(t)
+	}
+}
+
 // handoffRead runs before t's read at addr inside a lock-protected region:
 // if another thread's region under a mutex t holds now wrote addr and
 // published it, t joins that region's segment.
@@ -107,7 +141,7 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 	if !ok || e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) {
 		return // nothing published, or nothing new
 	}
-	if seg := d.wrSeg.get(addr); seg != nil && t.depth[seg.mutex] != 0 {
+	if seg := d.wrSeg.get(addr); seg != nil && seg.heldBy(t) {
 		t.joinSeg(seg)
 		d.tick(t)
 	}

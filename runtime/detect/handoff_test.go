@@ -134,3 +134,19 @@ func TestHandOffStaleRecord(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 1, "Read of size 8 at 0x10100 by thread T2:\n")
 }
+
+// A producer that hands an item over under an inner lock while holding an
+// outer one publishes the inner region's writes when it releases the inner
+// lock; a consumer that takes only the inner lock is ordered after it.
+func TestHandOffNestedLock(t *testing.T) {
+	b := newBench(t, "")
+	prod, cons := b.create(0, 0x500), b.create(0, 0x510)
+	b.region(prod).writes = []uint64{x, head}
+	nested := uint64(abi.LockNested|abi.LockRecord) | 1<<abi.LockMarkShift
+	b.flush(prod, wr(data, 8, 0x1001), lock(mu2, begin), wr(x, 8, 0x1002), lock(mu, 0), wr(head, 8, 0x1003), unlock(mu, nested))
+	b.region(cons).reads = []uint64{head}
+	b.flush(cons, lock(mu, begin), rd(head, 8, 0x2001), unlock(mu, end), rd(data, 8, 0x2002))
+	b.flush(prod, unlock(mu2, end))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
