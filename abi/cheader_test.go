@@ -81,6 +81,7 @@ func defines() [][]define {
 	}
 	cell := []define{
 		num("SH_GRANULE_SHIFT", shadow.GranuleShift, "shadow memory (package shadow)"),
+		num("SH_CELL_WORDS", shadow.CellWords, ""),
 		num("SH_CELL_BYTES", shadow.CellBytes, ""),
 		num("SH_CHUNK_SHIFT", shadow.ChunkShift, ""),
 		hex("SH_MAX_ADDR", shadow.MaxAddr, ""),

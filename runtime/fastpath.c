@@ -62,6 +62,8 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
+	if (write && state == SH_EXCL_READ)
+		return 0; /* the cell's access history must learn of the write (reports) */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
 	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
@@ -91,7 +93,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	/* whole granules (8-byte words, vectors of up to 32 bytes) in one chunk */
 	if (off != 0 || (size & 3) != 0 || size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
-	for (uint64_t *end = cell + 3 * (size >> 2); cell < end; cell += 3)
+	for (uint64_t *end = cell + SH_CELL_WORDS * (size >> 2); cell < end; cell += SH_CELL_WORDS)
 		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write))
 			return 0;
 	return 1;

@@ -56,7 +56,8 @@
 
 /* shadow memory (package shadow) */
 #define SH_GRANULE_SHIFT 2
-#define SH_CELL_BYTES 24
+#define SH_CELL_WORDS 4
+#define SH_CELL_BYTES 32
 #define SH_CHUNK_SHIFT 22
 #define SH_MAX_ADDR 0x800000000000ull
 /* cell word 0: state | tid | touched mask | clock */

@@ -9,7 +9,7 @@ import (
 func BenchmarkCell(b *testing.B) {
 	m := newMem(b)
 	const base = 0x7000_0000_0000
-	m.Range(base, 256<<10, func(_ uint64, c *[3]uint64) { c[0] = 1 })
+	m.Range(base, 256<<10, func(_ uint64, c *[CellWords]uint64) { c[0] = 1 })
 	b.ResetTimer()
 	var a uint64
 	for i := 0; i < b.N; i++ {
@@ -22,7 +22,7 @@ func BenchmarkCell(b *testing.B) {
 func BenchmarkCellParallel(b *testing.B) {
 	m := newMem(b)
 	const base = 0x7000_0000_0000
-	m.Range(base, 256<<10, func(_ uint64, c *[3]uint64) { c[0] = 1 })
+	m.Range(base, 256<<10, func(_ uint64, c *[CellWords]uint64) { c[0] = 1 })
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		var a uint64
@@ -54,7 +54,7 @@ func BenchmarkCellScattered(b *testing.B) {
 func BenchmarkLookup(b *testing.B) {
 	m := newMem(b)
 	const base = 0x7000_0000_0000
-	m.Range(base, 256<<10, func(_ uint64, c *[3]uint64) { c[0] = 1 })
+	m.Range(base, 256<<10, func(_ uint64, c *[CellWords]uint64) { c[0] = 1 })
 	b.ResetTimer()
 	var a, n uint64
 	for i := 0; i < b.N; i++ {
@@ -75,11 +75,11 @@ func BenchmarkLookupMiss(b *testing.B) {
 func BenchmarkRange16Unaligned(b *testing.B) {
 	m := newMem(b)
 	const base = 0x7000_0000_0003
-	m.Range(base, 1<<20, func(uint64, *[3]uint64) {})
+	m.Range(base, 1<<20, func(uint64, *[CellWords]uint64) {})
 	b.ResetTimer()
 	var n uint64
 	for i := 0; i < b.N; i++ {
-		m.Range(base+uint64(i&0xffff)*16, 16, func(_ uint64, c *[3]uint64) { n += c[0] })
+		m.Range(base+uint64(i&0xffff)*16, 16, func(_ uint64, c *[CellWords]uint64) { n += c[0] })
 	}
 }
 
@@ -99,7 +99,7 @@ func BenchmarkReset1MiB(b *testing.B) {
 	m := newMem(b)
 	const base = 0x7000_0000_0000
 	for i := 0; i < b.N; i++ {
-		m.Range(base, 4096, func(_ uint64, c *[3]uint64) { c[0] = 1 })
+		m.Range(base, 4096, func(_ uint64, c *[CellWords]uint64) { c[0] = 1 })
 		m.Reset(base, 1<<20)
 	}
 }

@@ -1,6 +1,6 @@
 package shadow
 
-// The layout of a cell's three words (see the package documentation). The
+// The layout of a cell's four words (see the package documentation). The
 // runtime's C fast path reads and writes word 0 itself; it gets these
 // numbers from runtime/hgabi.h, generated from them (package abi).
 
@@ -54,8 +54,9 @@ func PackSets(lockset, threadset uint32) uint64 { return uint64(lockset) | uint6
 // UnpackSets splits word 1 of a cell.
 func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32(w >> 32) }
 
-// Cell word 2: the previous access, for reports: pc (low 32 bits, a
-// link-time address) | tid << 32 | flags << 48 | size << 56.
+// Cell words 2 and 3: the access history, for reports (runtime/detect:
+// the latest access, and the latest by another thread), each pc (low 32
+// bits, a link-time address) | tid << 32 | flags << 48 | size << 56.
 const (
 	AccessPCBits    = 32
 	AccessTIDShift  = 32
@@ -63,12 +64,12 @@ const (
 	AccessSizeShift = 56
 )
 
-// PackAccess builds word 2 of a cell.
+// PackAccess builds an access word (cell word 2 or 3).
 func PackAccess(pc uint32, tid uint16, flags, size uint8) uint64 {
 	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags)<<AccessFlagShift | uint64(size)<<AccessSizeShift
 }
 
-// UnpackAccess splits word 2 of a cell.
+// UnpackAccess splits an access word.
 func UnpackAccess(w uint64) (pc uint32, tid uint16, flags, size uint8) {
 	return uint32(w), uint16(w >> AccessTIDShift), uint8(w >> AccessFlagShift), uint8(w >> AccessSizeShift)
 }

@@ -25,16 +25,17 @@
 //
 // # Shadow cells
 //
-// Each 4-byte granule of application memory has a cell of three uint64
-// words in Memory:
+// Each 4-byte granule of application memory has a cell of four uint64
+// words in Memory (cell.go names their bit fields):
 //
 //	word 0: state and epoch, opaque here: the runtime packs the msm.State in
 //	        the top 4 bits and the epoch below (the 16-bit tid in bits
 //	        44-59 and the low 40 bits of the clock), except bits 40-43:
 //	        the bytes of the granule touched (split.go)
 //	word 1: lockset id (low 32) | threadset id (high 32)   PackSets
-//	word 2: previous access for reports: pc (low 32, link-time address) |
-//	        tid << 32 | flags << 48 | size << 56           PackAccess
+//	words 2, 3: the access history for reports (the latest access, and
+//	        the latest by another thread), each pc (low 32, link-time
+//	        address) | tid << 32 | flags << 48 | size << 56   PackAccess
 //
 // A cell of all zeros is a never-accessed granule. The runtime holds
 // Memory.Lock(addr) while it reads, decides and writes a cell

@@ -13,14 +13,14 @@ import (
 const (
 	GranuleShift     = 2                            // a granule is 4 application bytes
 	GranuleSize      = 1 << GranuleShift            //
-	CellWords        = 3                            // uint64 words per granule
-	CellBytes        = CellWords * 8                // 24
+	CellWords        = 4                            // uint64 words per granule
+	CellBytes        = CellWords * 8                // 32
 	AddrBits         = 47                           // user address space covered
 	MaxAddr          = 1 << AddrBits                // addresses >= MaxAddr have no shadow
 	ChunkShift       = 22                           // a chunk covers 4 MiB of application space
 	ChunkSize        = 1 << ChunkShift              //
 	GranulesPerChunk = ChunkSize / GranuleSize      // 1 Mi
-	ChunkCellBytes   = GranulesPerChunk * CellBytes // 24 MiB of cells per chunk
+	ChunkCellBytes   = GranulesPerChunk * CellBytes // 32 MiB of cells per chunk
 	DirEntries       = MaxAddr >> ChunkShift        // 2^25 directory entries
 	DirBytes         = DirEntries * 8               // 256 MiB of address space, touched sparsely
 	LockStripes      = 4096
@@ -117,14 +117,14 @@ func (m *Memory) newChunk(ci uint64) unsafe.Pointer {
 	return m.chunk(ci)
 }
 
-func cellAt(chunk unsafe.Pointer, addr uint64) *[3]uint64 {
-	return (*[3]uint64)(unsafe.Add(chunk, (addr>>GranuleShift&(GranulesPerChunk-1))*CellBytes))
+func cellAt(chunk unsafe.Pointer, addr uint64) *[CellWords]uint64 {
+	return (*[CellWords]uint64)(unsafe.Add(chunk, (addr>>GranuleShift&(GranulesPerChunk-1))*CellBytes))
 }
 
 // Cell returns the cell of the granule holding addr, mapping its chunk on
 // first touch. It returns nil only for addr >= MaxAddr or when the kernel
 // refuses the mapping. Cell pointers are stable.
-func (m *Memory) Cell(addr uint64) *[3]uint64 {
+func (m *Memory) Cell(addr uint64) *[CellWords]uint64 {
 	if addr >= MaxAddr {
 		return nil
 	}
@@ -139,7 +139,7 @@ func (m *Memory) Cell(addr uint64) *[3]uint64 {
 
 // Lookup returns the cell of addr, or nil if its chunk was never touched.
 // It never maps or allocates anything.
-func (m *Memory) Lookup(addr uint64) *[3]uint64 {
+func (m *Memory) Lookup(addr uint64) *[CellWords]uint64 {
 	if addr >= MaxAddr {
 		return nil
 	}
@@ -169,7 +169,7 @@ func granules(addr, size uint64) (first, last uint64, ok bool) {
 // (chunks are mapped as needed; granules whose chunk cannot be mapped, or
 // at or above MaxAddr, are skipped). A 16-byte access at an unaligned
 // address touches 5 granules; size 0 touches none.
-func (m *Memory) Range(addr, size uint64, fn func(granuleAddr uint64, c *[3]uint64)) {
+func (m *Memory) Range(addr, size uint64, fn func(granuleAddr uint64, c *[CellWords]uint64)) {
 	chunkRuns(addr, size, func(ci, g, stop uint64) {
 		c := m.chunk(ci)
 		if c == nil {
@@ -185,7 +185,7 @@ func (m *Memory) Range(addr, size uint64, fn func(granuleAddr uint64, c *[3]uint
 				break
 			}
 			g += GranuleSize
-			p = (*[3]uint64)(unsafe.Add(unsafe.Pointer(p), CellBytes))
+			p = (*[CellWords]uint64)(unsafe.Add(unsafe.Pointer(p), CellBytes))
 		}
 	})
 }
@@ -298,8 +298,8 @@ func (m *Memory) stripeRange(addr, size uint64, f func(*paddedMutex)) {
 
 // RangeLocked is Range with the stripe of each granule held while fn runs on
 // it (one stripe at a time).
-func (m *Memory) RangeLocked(addr, size uint64, fn func(granuleAddr uint64, c *[3]uint64)) {
-	m.Range(addr, size, func(g uint64, c *[3]uint64) {
+func (m *Memory) RangeLocked(addr, size uint64, fn func(granuleAddr uint64, c *[CellWords]uint64)) {
+	m.Range(addr, size, func(g uint64, c *[CellWords]uint64) {
 		mu := &m.stripes[stripe(g)]
 		mu.Lock()
 		fn(g, c)

@@ -45,7 +45,7 @@ func TestCellLookup(t *testing.T) {
 		t.Fatal("Lookup mapped a chunk")
 	}
 	c := m.Cell(a)
-	if c == nil || *c != [3]uint64{} {
+	if c == nil || *c != [CellWords]uint64{} {
 		t.Fatal("new cell must be zero")
 	}
 	c[0], c[1], c[2] = 1, 2, 3
@@ -55,7 +55,7 @@ func TestCellLookup(t *testing.T) {
 	if uintptr(unsafe.Pointer(m.Cell(a+4)))-uintptr(unsafe.Pointer(c)) != CellBytes {
 		t.Error("cells of neighbouring granules must be adjacent")
 	}
-	if *m.Lookup(a) != [3]uint64{1, 2, 3} {
+	if *m.Lookup(a) != [CellWords]uint64{1, 2, 3} {
 		t.Error("cell contents lost")
 	}
 	if n := testing.AllocsPerRun(100, func() { m.Cell(a) }); n != 0 {
@@ -80,7 +80,7 @@ func TestCellLookup(t *testing.T) {
 }
 
 func collect(m *Memory, addr, size uint64) (gs []uint64) {
-	m.Range(addr, size, func(g uint64, c *[3]uint64) {
+	m.Range(addr, size, func(g uint64, c *[CellWords]uint64) {
 		if c != m.Lookup(g) {
 			panic("Range gave a cell that is not the granule's")
 		}
@@ -123,7 +123,7 @@ func TestRange(t *testing.T) {
 	}
 	// RangeLocked visits the same granules
 	var n int
-	m.RangeLocked(base+ChunkSize-6, 16, func(uint64, *[3]uint64) { n++ })
+	m.RangeLocked(base+ChunkSize-6, 16, func(uint64, *[CellWords]uint64) { n++ })
 	if n != 5 {
 		t.Errorf("RangeLocked visited %d", n)
 	}
@@ -134,16 +134,16 @@ func TestReset(t *testing.T) {
 	const base = 0x6000_0000_0000 // chunk-aligned
 	lo, hi := uint64(base+ChunkSize-40000), uint64(base+3*ChunkSize+40000)
 	fill := func() {
-		m.Range(lo, hi-lo, func(g uint64, c *[3]uint64) { *c = [3]uint64{g, ^g, 1} })
+		m.Range(lo, hi-lo, func(g uint64, c *[CellWords]uint64) { *c = [CellWords]uint64{g, ^g, 1} })
 	}
 	check := func(rlo, rhi uint64) {
 		t.Helper()
 		bad := 0
-		m.Range(lo, hi-lo, func(g uint64, c *[3]uint64) {
+		m.Range(lo, hi-lo, func(g uint64, c *[CellWords]uint64) {
 			zero := g+4 > rlo && g < rhi
-			want := [3]uint64{g, ^g, 1}
+			want := [CellWords]uint64{g, ^g, 1}
 			if zero {
-				want = [3]uint64{}
+				want = [CellWords]uint64{}
 			}
 			if *c != want && bad < 5 {
 				bad++
@@ -177,7 +177,7 @@ func TestCellConcurrentFirstTouch(t *testing.T) {
 	m := newMem(t)
 	const G, chunks = 8, 16
 	const base = 0x2000_0000_0000
-	got := make([][chunks]*[3]uint64, G)
+	got := make([][chunks]*[CellWords]uint64, G)
 	var wg sync.WaitGroup
 	start := make(chan struct{})
 	for g := range G {
@@ -219,7 +219,7 @@ func TestStripedLocks(t *testing.T) {
 				if i%5 == 0 {
 					// a 16-byte access at an unaligned address: 5 granules
 					m.LockRange(a+1, 16)
-					m.Range(a+1, 16, func(_ uint64, c *[3]uint64) { c[0]++ })
+					m.Range(a+1, 16, func(_ uint64, c *[CellWords]uint64) { c[0]++ })
 					m.UnlockRange(a+1, 16)
 					continue
 				}
@@ -233,7 +233,7 @@ func TestStripedLocks(t *testing.T) {
 	wg.Wait()
 	var total uint64
 	for _, b := range addrs {
-		m.Range(b, (span+5)*4, func(_ uint64, c *[3]uint64) { total += c[0] })
+		m.Range(b, (span+5)*4, func(_ uint64, c *[CellWords]uint64) { total += c[0] })
 	}
 	if want := uint64(G * N / 5 * (4 + 5)); total != want {
 		t.Errorf("total = %d, want %d", total, want)
@@ -257,7 +257,7 @@ func TestEverythingConcurrent(t *testing.T) {
 			held := ls.Make(0x100, uint64(0x200+g*8))
 			for i := range N {
 				a := base + uint64(i%500)*ChunkSize/256 + uint64(i%7)
-				m.RangeLocked(a, 8, func(_ uint64, c *[3]uint64) {
+				m.RangeLocked(a, 8, func(_ uint64, c *[CellWords]uint64) {
 					l, s := UnpackSets(c[1])
 					if c[0] == 0 {
 						l, s = held, ts.Single(tid)
@@ -276,7 +276,7 @@ func TestEverythingConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	m.Range(base, 500*ChunkSize/256+16, func(g uint64, c *[3]uint64) {
+	m.Range(base, 500*ChunkSize/256+16, func(g uint64, c *[CellWords]uint64) {
 		if c[0] == 0 {
 			return
 		}

@@ -24,11 +24,11 @@ import (
 // Splitting never loses a race: a byte's side cell knows at least what the
 // granule knew.
 //
-// Side cells come from a reservation outside the Go heap, 96 bytes per split
+// Side cells come from a reservation outside the Go heap, 128 bytes per split
 // granule. They are not reclaimed when a granule is reset (Reset and the
 // runtime's C reset zero word 1 and forget the pointer): a program that keeps
 // reallocating memory where neighbouring bytes are written by different
-// threads leaks 96 bytes per such granule and reset (MemStats.SplitBytes).
+// threads leaks 128 bytes per such granule and reset (MemStats.SplitBytes).
 // SideCells are the per-byte cells of a split granule.
 type SideCells [GranuleSize][CellWords]uint64
 
@@ -68,7 +68,7 @@ func (a *splitArena) alloc() (uint64, bool) {
 // Split turns cell c (locked by the caller, not split, not New) into a split
 // granule and returns its side cells, or nil when no memory is left (the
 // granule then stays one location). touched is the cell's touched mask.
-func (m *Memory) Split(c *[3]uint64) *SideCells {
+func (m *Memory) Split(c *[CellWords]uint64) *SideCells {
 	off, ok := m.split.alloc()
 	if !ok {
 		return nil
@@ -87,14 +87,14 @@ func (m *Memory) Split(c *[3]uint64) *SideCells {
 }
 
 // Side returns the side cells of a split cell.
-func (m *Memory) Side(c *[3]uint64) *SideCells { return m.side(c[1]) }
+func (m *Memory) Side(c *[CellWords]uint64) *SideCells { return m.side(c[1]) }
 
 func (m *Memory) side(off uint64) *SideCells {
 	return (*SideCells)(unsafe.Add(atomic.LoadPointer(&m.split.base), off))
 }
 
 // IsSplit reports whether cell c is a split granule.
-func IsSplit(c *[3]uint64) bool { return c[0]>>StateShift == StateSplit }
+func IsSplit(c *[CellWords]uint64) bool { return c[0]>>StateShift == StateSplit }
 
 // ByteMask returns the bits of granule g (granule-aligned) that the access
 // [addr, end) covers.

@@ -39,7 +39,7 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 		t.Fatalf("cell not marked split: %#x %#x", c[0], c[1])
 	}
 	for b := range s {
-		want := [3]uint64{}
+		want := [CellWords]uint64{}
 		if b == 0 || b == 2 {
 			want = before
 		}

@@ -18,11 +18,12 @@ const accessFree = abi.Post
 // what a report says of it (read, write, atomic, free).
 const prevFlags = abi.Read | abi.Write | abi.Atomic | accessFree
 
-// A shadow cell (three words per 4-byte granule, see package shadow and
+// A shadow cell (four words per 4-byte granule, see package shadow and
 // shadow/cell.go): word 0 is state | TS_d epoch (with the granule's touched
-// mask), word 1 C_d lockset | S_d threadset, word 2 the previous access.
+// mask), word 1 C_d lockset | S_d threadset, words 2 and 3 the access
+// history (step).
 
-func loadCell(c *[3]uint64) msm.Cell { return cellOf(c[0], c[1]) }
+func loadCell(c *[shadow.CellWords]uint64) msm.Cell { return cellOf(c[0], c[1]) }
 
 // cellOf decodes words 0 and 1 of a cell.
 func cellOf(w0, w1 uint64) msm.Cell {
@@ -33,7 +34,7 @@ func cellOf(w0, w1 uint64) msm.Cell {
 
 // storeCell writes m into c with the touched mask touched (in place). Word
 // 0 is written with one atomic store: the C fast path reads it unlocked.
-func storeCell(c *[3]uint64, m msm.Cell, touched uint64) {
+func storeCell(c *[shadow.CellWords]uint64, m msm.Cell, touched uint64) {
 	c[1] = shadow.PackSets(uint32(m.Locks), uint32(m.Threads))
 	atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(m.State), uint64(m.TS), touched))
 }
@@ -80,7 +81,7 @@ func (d *Detector) markSync(addr, size uint64) {
 	}
 	d.mem.Lock(addr)
 	if !shadow.IsSplit(c) && shadow.Word0State(c[0]) != uint8(msm.Spin) {
-		c[1], c[2] = 0, 0
+		c[1], c[2], c[3] = 0, 0, 0
 		atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, c[0]))
 	}
 	d.mem.Unlock(addr)
@@ -89,7 +90,7 @@ func (d *Detector) markSync(addr, size uint64) {
 // syncAccess handles a plain access to a synchronisation variable (cell c
 // in state msm.Spin): a read acquires what atomics released at addr, a
 // write releases there. It reports whether c was one.
-func (d *Detector) syncAccess(t *thread, c *[3]uint64, addr uint64, write bool) bool {
+func (d *Detector) syncAccess(t *thread, c *[shadow.CellWords]uint64, addr uint64, write bool) bool {
 	if shadow.Word0State(atomic.LoadUint64(&c[0])) != uint8(msm.Spin) {
 		return false
 	}
@@ -113,7 +114,7 @@ func (t *thread) accessOf(write bool) msm.Access {
 
 // granule steps the cell c of granule g under its stripe lock: the cell
 // itself, or the side cells of the bytes mask once the granule is split.
-func (d *Detector) granule(t *thread, g uint64, c *[3]uint64, a msm.Access, mask, prevWord uint64) stepResult {
+func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a msm.Access, mask, prevWord uint64) stepResult {
 	d.mem.Lock(g)
 	defer d.mem.Unlock(g)
 	if !shadow.IsSplit(c) {
@@ -142,7 +143,7 @@ func (d *Detector) granule(t *thread, g uint64, c *[3]uint64, a msm.Access, mask
 // does. A step that would report a race is never skipped, and neither is
 // one the lazy join rule or a split would change. The previous-access word
 // keeps the last access that changed the cell.
-func (d *Detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64) bool {
+func (d *Detector) unchanged(t *thread, c *[shadow.CellWords]uint64, a msm.Access, mask uint64) bool {
 	w0 := atomic.LoadUint64(&c[0])
 	if shadow.Word0State(w0) == shadow.StateSplit || uint64(shadow.Touched(w0))&mask != mask {
 		return false
@@ -166,7 +167,7 @@ func (d *Detector) unchanged(t *thread, c *[3]uint64, a msm.Access, mask uint64)
 // splits says whether an access by t to bytes of cell c outside its
 // touched mask makes the granule split: yes, unless the granule is new or
 // still exclusive to t (then the bytes are simply added to it).
-func (d *Detector) splits(t *thread, c *[3]uint64, touched uint64) bool {
+func (d *Detector) splits(t *thread, c *[shadow.CellWords]uint64, touched uint64) bool {
 	if touched == 0 {
 		return false
 	}
@@ -188,10 +189,15 @@ type stepResult struct {
 }
 
 // step applies access a to cell c (whose stripe lock the caller holds),
-// records prevWord as its previous access and leaves the touched mask
-// touched (in place) in word 0.
-func (d *Detector) step(t *thread, c *[3]uint64, a msm.Access, prevWord, touched uint64) stepResult {
-	prev := c[2]
+// records prevWord in the cell's access history and leaves the touched
+// mask touched (in place) in word 0.
+//
+// A race is reported only with a partner: an access of another thread in
+// the history that conflicts with a (one of the two writes). When the
+// state machine calls a race that nothing in the history can be paired
+// with (the lockset emptied by the thread's own accesses, or reads against
+// reads), nothing is reported and the location keeps its state.
+func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, touched uint64) stepResult {
 	cur := loadCell(c)
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
@@ -206,9 +212,56 @@ func (d *Detector) step(t *thread, c *[3]uint64, a msm.Access, prevWord, touched
 		cur = d.afterJoin(cur)
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
+	var partner uint64
+	if race {
+		if partner = conflicting(c[2], c[3], t.tid, a.Write); partner == 0 {
+			next, race = cur, false
+		}
+	}
 	storeCell(c, next, touched)
-	c[2] = prevWord
-	return stepResult{race: race, prev: prev, next: next}
+	c[2], c[3] = remember(c[2], c[3], prevWord)
+	return stepResult{race: race, prev: partner, next: next}
+}
+
+// The access history in words 2 and 3 of a cell (shadow/cell.go): the
+// latest access that reached the state machine, and the latest one by
+// another thread. A thread's later read does not replace its write: the
+// write is what conflicts with other threads' reads.
+
+// remember adds access p to the history (latest, other).
+func remember(latest, other, p uint64) (uint64, uint64) {
+	if latest == 0 {
+		return p, other
+	}
+	if accessTID(latest) == accessTID(p) {
+		if isWriteAccess(latest) && !isWriteAccess(p) {
+			return latest, other
+		}
+		return p, other
+	}
+	return p, latest
+}
+
+// conflicting is the access of the history (latest, other) that a new
+// access by thread tid conflicts with: another thread's, and one of the two
+// a write. 0 if there is none.
+func conflicting(latest, other uint64, tid int32, write bool) uint64 {
+	for _, h := range [2]uint64{latest, other} {
+		if h != 0 && int32(accessTID(h)) != tid && (write || isWriteAccess(h)) {
+			return h
+		}
+	}
+	return 0
+}
+
+func accessTID(w uint64) uint16 {
+	_, tid, _, _ := shadow.UnpackAccess(w)
+	return tid
+}
+
+func isWriteAccess(w uint64) bool {
+	_, _, flags, _ := shadow.UnpackAccess(w)
+	return flags&(abi.Write|accessFree) != 0
 }
 
 // afterJoin applies the join rule (ch. 5.1.2) lazily: the cell's threadset

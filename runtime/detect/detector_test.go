@@ -142,3 +142,24 @@ func TestLibNoIgnoresLocks(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 1)
 }
+
+// A report always pairs the access with another thread's conflicting one:
+// a thread whose own unlocked read empties a location's lockset, while the
+// other threads only read it under the lock, is not reported (a single
+// writer, the others readers), and a read never pairs with a read.
+func TestReportNeedsConflictingPartner(t *testing.T) {
+	b := newBench(t, "")
+	w, r := b.create(0, 0x500), b.create(0, 0x510)
+	b.flush(w, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.flush(r, lock(mu, 0), rd(x, 4, 0x2001), unlock(mu, 0))
+	b.flush(w, rd(x, 4, 0x1002), lock(mu, 0), wr(x, 4, 0x1003), unlock(mu, 0), rd(x, 4, 0x1004))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+	b = newBench(t, "")
+	w, r = b.create(0, 0x500), b.create(0, 0x510)
+	b.flush(w, rd(x, 4, 0x1001))
+	b.flush(r, rd(x, 4, 0x2001))
+	b.flush(w, rd(x, 4, 0x1002))
+	races, out = b.finish()
+	wantReports(t, races, out, 0)
+}

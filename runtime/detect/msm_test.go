@@ -19,7 +19,8 @@ func TestMSMLongAndShort(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 1,
 		"  Write of size 4 at 0x10000 by thread T2:\n",
-		"  Previous read of size 4 by thread T2:\n",
+		"  Previous read of size 4 by thread T1:\n", // the conflicting read, not T2's own
+
 		"  Detected by MSM-short: the location is now in state Race.\n")
 
 	b = newBench(t, "msm=long")
