@@ -21,6 +21,11 @@ static void *worker(void *arg)
 	long id = (long)arg;
 	int *mine = stress_data[id];
 	for (long r = 0; r < rounds; r++) {
+		/* before the round's locked update: the first increment of every
+		 * thread precedes any hand-off through stress_mu, so the race is
+		 * there in every schedule */
+		if (r % 64 == 0)
+			stress_racy++;
 		for (int i = 0; i < SLICE; i++)
 			mine[i] = mine[i] * 3 + i + (int)r;
 		for (int i = 1; i < SLICE; i++)
@@ -28,8 +33,6 @@ static void *worker(void *arg)
 		pthread_mutex_lock(&stress_mu);
 		stress_locked += mine[r % SLICE] & 7;
 		pthread_mutex_unlock(&stress_mu);
-		if (r % 64 == 0)
-			stress_racy++;
 	}
 	return NULL;
 }
