@@ -250,6 +250,28 @@ func TestVerdicts(t *testing.T) {
 	})
 }
 
+var (
+	currentRE  = regexp.MustCompile(`(?m)^  (Read|Write|Read-write|Free|Atomic[a-z -]*) of size \d+ at 0x[0-9a-f]+ by thread T(\d+):`)
+	previousRE = regexp.MustCompile(`(?m)^  Previous (read|write|read-write|free|atomic[a-z -]*) of size \d+ by thread T(\d+):`)
+)
+
+// badPair says what is wrong with a report whose two accesses do not
+// conflict: the same thread twice, two reads, or no previous access.
+func badPair(stderr string) string {
+	for _, rep := range strings.Split(stderr, "WARNING: hgrewrite: data race")[1:] {
+		cur, prev := currentRE.FindStringSubmatch(rep), previousRE.FindStringSubmatch(rep)
+		switch {
+		case cur == nil || prev == nil:
+			return "a report without both accesses"
+		case cur[2] == prev[2]:
+			return "a report pairs T" + cur[2] + " with itself"
+		case strings.EqualFold(cur[1], "read") && strings.EqualFold(prev[1], "read"):
+			return "a report pairs two reads"
+		}
+	}
+	return ""
+}
+
 // judge compares an outcome with the program's declared verdict.
 func judge(p raceProg, race bool, named []string, status, stderr string) (bool, string) {
 	if !p.race {
@@ -266,6 +288,9 @@ func judge(p raceProg, race bool, named []string, status, stderr string) (bool, 
 	}
 	if status != "exit 66" {
 		return false, fmt.Sprintf("status %s, want exit 66", status)
+	}
+	if bad := badPair(stderr); bad != "" {
+		return false, bad
 	}
 	for _, want := range p.racy {
 		if f, ok := strings.CutPrefix(want, "heap:"); ok {
@@ -296,6 +321,45 @@ func judge(p raceProg, race bool, named []string, status, stderr string) (bool, 
 		}
 	}
 	return true, ""
+}
+
+// repeatRuns is how often TestVerdictsRepeat runs each program.
+const repeatRuns = 20
+
+// TestVerdictsRepeat runs every program of the corpus 20 times with the
+// default options at -O0 and -O2: a verdict must not depend on the
+// schedule unless the program's own synchronisation does. Every run must
+// be right, except for cases listed flaky or order-bug in xfail.txt
+// (either outcome), and a by-design case must be wrong in every run.
+func TestVerdictsRepeat(t *testing.T) {
+	progs := raceCorpus(t)
+	xfs := xfails(t)
+	for _, p := range progs {
+		p := p
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			for _, c := range verdictConfigs[:2] { // short-O0, short-O2: the defaults
+				bin := compile(t, p.path, dir, variant{opt: c.opt, pie: true})
+				rewriteOK(t, bin, bin+".hg")
+				xf, listed := xfailOf(xfs, p.name, c.name)
+				wrong := 0
+				for run := 0; run < repeatRuns; run++ {
+					race, named, st, out := verdictOf(t, p, bin+".hg", c.env)
+					ok, why := judge(p, race, named, st, string(out.stderr))
+					switch {
+					case !ok && !listed:
+						t.Fatalf("%s run %d: %s\nstderr:\n%s", c.name, run+1, why, clip(out.stderr))
+					case !ok:
+						wrong++
+					}
+				}
+				if listed && xf.class == byDesign && wrong != repeatRuns {
+					t.Errorf("%s: by-design failure right in %d of %d runs", c.name, repeatRuns-wrong, repeatRuns)
+				}
+			}
+		})
+	}
 }
 
 // verdictCell is one cell of the verdict table.
