@@ -51,9 +51,27 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * lock: if another thread's access to the same cell is being processed in
  * Go at that moment, one of the two updates can be lost, which at worst
  * hides that pair of parallel accesses (later accesses still see the cell).
- * The previous-access word used in reports is not updated here. */
+ * The access history used in reports is updated only when a write turns
+ * Exclusive-Read into Exclusive-Write (hg_history_write). */
+/* hg_history_write: a write moved the cell from Exclusive-Read to
+ * Exclusive-Write of the same thread in C; the cell's access history
+ * (words 2 and 3, runtime/detect's step and remember) learns of it, so that a
+ * later report can name the write. Out of line: it runs once per location
+ * and segment at most. */
+HG_SLOW static void hg_history_write(uint64_t *cell, uint64_t info, uint64_t tid)
+{
+	uint64_t size = HG_INFO_SIZE(info) < 255 ? HG_INFO_SIZE(info) : 255;
+	uint64_t acc = (uint64_t)HG_INFO_PC(info) | tid << SH_ACCESS_TID_SHIFT |
+		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
+		       size << SH_ACCESS_SIZE_SHIFT;
+	uint64_t latest = cell[2];
+	if (latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != tid)
+		cell[3] = latest;
+	cell[2] = acc;
+}
+
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
-											    uint64_t m, uint32_t write)
+											    uint64_t m, uint32_t write, uint64_t info)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
@@ -62,12 +80,16 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
-	if (write && state == SH_EXCL_READ)
-		return 0; /* the cell's access history must learn of the write (reports) */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
 	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
-	return next == v || __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (next == v)
+		return 1;
+	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	if (__builtin_expect(write && state == SH_EXCL_READ, 0))
+		hg_history_write(cell, info, epoch >> SH_TID_SHIFT);
+	return 1;
 }
 
 /* hg_handled applies the fast path to an access within one granule or to
@@ -76,7 +98,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
  * (from SH_STATE_SHIFT) | tid (from SH_TID_SHIFT) | touched mask
  * (SH_TOUCHED_MASK) | clock, and epoch is tid << SH_TID_SHIFT | clock. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
-										     uint64_t size, uint32_t flags)
+										     uint64_t size, uint32_t flags, uint64_t info)
 {
 	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
 	uint32_t off = addr & 3;
@@ -89,12 +111,12 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	if (off + size <= 4 && size != 0)
-		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write);
+		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info);
 	/* whole granules (8-byte words, vectors of up to 32 bytes) in one chunk */
 	if (off != 0 || (size & 3) != 0 || size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	for (uint64_t *end = cell + SH_CELL_WORDS * (size >> 2); cell < end; cell += SH_CELL_WORDS)
-		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write))
+		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write, info))
 			return 0;
 	return 1;
 }
@@ -127,7 +149,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 			/* the counterpart write of a spin variable reached through a
 			 * pointer (loops.c): a release, not an access */
 			info |= HG_INFO(0, 0, HG_ATOMIC | HG_SPIN);
-		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags)) {
+		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags, info)) {
 			return;
 		}
 	}
@@ -285,7 +307,7 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info)
 		t->accesses++;
 		if (__builtin_expect(t->recording, 0))
 			hg_record(t, addr, flags);
-		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags))
+		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags, info))
 			return;
 		hg_access_slow(addr, info, 1);
 		return;
