@@ -22,7 +22,8 @@ func TestListLoops(t *testing.T) {
 	// Programs whose synchronisation is found another way at one
 	// optimisation level.
 	noSpinLoop := map[string]string{
-		"cxx_atomic_bool_flag -O0": "std::atomic<bool>::load is an out-of-line call at -O0 with nested calls; its load is an acquire through markAtomicAccessors",
+		"cxx_atomic_bool_flag -O0":                "std::atomic<bool>::load is an out-of-line call at -O0 with nested calls; its load is an acquire through markAtomicAccessors",
+		"cxx_refcount_use_after_release_race -O0": "the same: std::atomic<int>::load is out of line at -O0",
 	}
 	for _, p := range raceCorpus(t) {
 		p := p

@@ -1,6 +1,6 @@
 /* verdict: race
  * racy: heap:make_session
- * needs: lib
+ * needs: lib, spin
  * expect-exit: 0
  */
 // A reference-counting bug: a worker drops its reference and only then
