@@ -103,6 +103,9 @@ const (
 	// LockNested, with Unlock|LockRecord: a lock taken inside the region
 	// is released; the writes recorded since it was taken (the record's
 	// writes from index len >> LockMarkShift on) were made under it.
+	// LockWait|LockRecord on an Unlock: a condition wait releases the
+	// mutex inside the region; the record's writes from index
+	// len >> LockMarkShift on were made under it.
 	LockNested    = 64
 	LockMarkShift = 8
 )

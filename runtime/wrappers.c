@@ -173,6 +173,18 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
 }
 
+/* hg_published: the record's writes from index n on went to the Go side
+ * (a nested unlock, a signal, a condition wait): they are not published
+ * again. The marks of the nested locks still held move down with the
+ * record, so that the writes made under them from now on are theirs. */
+static void hg_published(struct hg_thread *t, uint8_t n)
+{
+	t->nrec_w = n;
+	for (int i = 0; i < t->nnest; i++)
+		if (t->nest_mark[i] > n)
+			t->nest_mark[i] = n;
+}
+
 /* hg_nested_unlock releases a lock taken inside the region. With lock
  * hand-offs, the writes recorded since it was taken go to the Go side
  * before it is released, published under it: a thread that takes only
@@ -189,7 +201,7 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
 	hg_flush(t);
 	/* published under this lock and the outer ones: the region's end must
 	 * not publish them again under the outer lock alone */
-	t->nrec_w = mark;
+	hg_published(t, mark);
 }
 
 /* hg_region_end is every unlock. Releasing the mutex that began the
@@ -304,7 +316,7 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 		return;
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
-	t->nrec_w = 0; /* the signal took the region's writes; later ones are not its */
+	hg_published(t, 0); /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */
 }
 
@@ -322,8 +334,29 @@ int pthread_cond_broadcast(pthread_cond_t *c)
 	return REAL(pthread_cond_broadcast)(c);
 }
 
+/* hg_wait_mark is the index in the record from which the writes of the
+ * region were made under m (0 for the region's own mutex, the mark of a
+ * nested lock), or -1 when m is neither. */
+static int hg_wait_mark(struct hg_thread *t, pthread_mutex_t *m)
+{
+	uint64_t mu = (uint64_t)(uintptr_t)m;
+	if (!t->recording)
+		return -1;
+	if (t->region_mutex == mu)
+		return 0;
+	for (int i = t->nnest - 1; i >= 0; i--)
+		if (t->nest_mutex[i] == mu)
+			return t->nest_mark[i];
+	return -1;
+}
+
 /* hg_wait_begin is called before a condition wait; it returns whether the
- * wait belongs to a wait loop. */
+ * wait belongs to a wait loop. The wait releases the mutex inside the
+ * region: with lock hand-offs, the writes recorded under it (since the
+ * region began, its last signal or its last wait) go to the Go side before
+ * the mutex is released, as at the region's end. The next holder may take
+ * over what the region put in the protected state while this thread
+ * sleeps (a worker that queues its result and waits for more work). */
 static int hg_wait_begin(struct hg_thread *t, pthread_mutex_t *m)
 {
 	if (!t)
@@ -331,7 +364,14 @@ static int hg_wait_begin(struct hg_thread *t, pthread_mutex_t *m)
 	int in_loop = t->wait_mark;
 	t->wait_mark = 0;
 	hg_cvm_note((uint64_t)(uintptr_t)m);
-	hg_unlock_event(t, m, HG_LOCK_WAIT);
+	int mark = hg_opts.handoff ? hg_wait_mark(t, m) : -1;
+	if (mark < 0 || t->nrec_w <= mark) {
+		hg_unlock_event(t, m, HG_LOCK_WAIT);
+		return in_loop;
+	}
+	hg_unlock_event(t, m, HG_LOCK_WAIT | HG_LOCK_RECORD | mark << HG_LOCK_MARK_SHIFT);
+	hg_flush(t);
+	hg_published(t, (uint8_t)mark);
 	return in_loop;
 }
 

@@ -57,8 +57,9 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 	case lock && mode&abi.LockBegin != 0:
 		t.cond.begin()
 		t.regionMutex = addr
-	case !lock && mode&abi.LockNested != 0:
-		d.nestedUnlock(t, addr, int(mode>>abi.LockMarkShift))
+	case !lock && mode&abi.LockNested != 0,
+		!lock && mode&abi.LockWait != 0 && mode&abi.LockRecord != 0:
+		d.publishSince(t, addr, int(mode>>abi.LockMarkShift))
 	case !lock && mode&abi.LockEnd != 0:
 		d.regionEnd(t, addr, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
 	}

@@ -116,10 +116,15 @@ func (t *thread) joinSeg(seg *wrSeg) {
 	}
 }
 
-// nestedUnlock publishes the writes a region made under a lock taken
-// inside it (the record's writes from index mark on), as written under
-// that lock, when the lock is released.
-func (d *Detector) nestedUnlock(t *thread, mutex uint64, mark int) {
+// publishSince publishes the writes a region made under mutex (the
+// record's writes from index mark on), as written under it and the locks
+// t still holds, when mutex is released inside the region: a lock taken
+// inside the region is unlocked, or a condition wait releases the mutex
+// (the region's own, mark 0, or a nested lock's). A worker that puts its
+// result on a queue under the scheduler's mutex and then waits on a
+// condition variable for more work hands the result to whichever thread
+// takes the mutex while it sleeps; its region has not ended yet.
+func (d *Detector) publishSince(t *thread, mutex uint64, mark int) {
 	if !d.opts.Handoff {
 		return
 	}

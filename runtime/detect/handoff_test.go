@@ -150,3 +150,65 @@ func TestHandOffNestedLock(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 0)
 }
+
+// waitHandOff plays lbzip2's workers: a worker fills an item without a lock
+// (transmit), puts it on a queue under the scheduler's mutex and, with
+// nothing left to do, waits on a condition variable inside the same region;
+// another worker takes the mutex while it sleeps, takes the item off the
+// queue and uses it without the lock. waitMode is the Unlock event of the
+// wait.
+func waitHandOff(t *testing.T, waitMode uint64) (int, string) {
+	b := newBench(t, "")
+	prod, cons := b.create(0, 0x500), b.create(0, 0x510)
+	b.region(prod).writes = []uint64{head}
+	b.flush(prod, wr(data, 8, 0x1001), lock(mu, begin), wr(head, 8, 0x1002), unlock(mu, waitMode))
+	b.region(cons).reads = []uint64{head}
+	b.flush(cons, lock(mu, begin), rd(head, 8, 0x2001), unlock(mu, end), wr(data, 8, 0x2002))
+	// the producer wakes up; its region ends with nothing left to publish
+	b.flush(prod, lock(mu, abi.LockWait), waitDone(cv, abi.WaitWoke), unlock(mu, abi.LockEnd))
+	return b.finish()
+}
+
+// A condition wait inside a region releases the mutex: the C side hands
+// the writes recorded so far over first (LockWait|LockRecord), and the
+// thread that takes the mutex while the writer sleeps is ordered after
+// them.
+func TestHandOffWait(t *testing.T) {
+	races, out := waitHandOff(t, abi.LockWait|abi.LockRecord)
+	wantReports(t, races, out, 0)
+}
+
+// A wait that publishes nothing (handoff=no, or no writes recorded) is a
+// plain release of the lockset: the item's use is reported.
+func TestHandOffWaitUnpublished(t *testing.T) {
+	races, out := waitHandOff(t, abi.LockWait)
+	wantReports(t, races, out, 1, "Write of size 8 at 0x10100 by thread T2:\n", "Previous write of size 8 by thread T1:\n")
+}
+
+// A wait on a lock taken inside the region publishes only the writes made
+// since that lock was taken (the record's writes from its mark on): a
+// variable written before, under the outer mutex alone, is not handed over
+// through the inner one.
+func TestHandOffWaitNested(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		read  uint64
+		races int
+	}{{"since the lock", head, 0}, {"before the lock", x, 1}} {
+		t.Run(c.name, func(t *testing.T) {
+			b := newBench(t, "")
+			prod, cons := b.create(0, 0x500), b.create(0, 0x510)
+			b.region(prod).writes = []uint64{x, head}
+			wait := uint64(abi.LockWait|abi.LockRecord) | 1<<abi.LockMarkShift
+			b.flush(prod, wr(data, 8, 0x1001), lock(mu2, begin), wr(x, 8, 0x1002), lock(mu, 0), wr(head, 8, 0x1003), unlock(mu, wait))
+			b.region(cons).reads = []uint64{c.read}
+			b.flush(cons, lock(mu, begin), rd(c.read, 8, 0x2001), unlock(mu, end), wr(data, 8, 0x2002))
+			races, out := b.finish()
+			if c.races == 0 {
+				wantReports(t, races, out, 0)
+			} else {
+				wantReports(t, races, out, c.races, "Write of size 8 at 0x10100 by thread T2:\n")
+			}
+		})
+	}
+}
