@@ -19,14 +19,6 @@ func publishEpoch(tid int32, e uint64) {
 	}
 }
 
-// publishedEpoch is another thread's current epoch (0 if unknown).
-func publishedEpoch(tid int32) uint64 {
-	if tid >= 0 && tid < C.HG_MAX_THREADS {
-		return atomic.LoadUint64((*uint64)(unsafe.Pointer(&C.hg_epochs[tid])))
-	}
-	return 0
-}
-
 // publishShadow gives the C fast path the shadow directory.
 func publishShadow(dir uintptr) {
 	C.hg_set_shadow_dir(C.uintptr_t(dir))

@@ -19,8 +19,6 @@ var _ detect.Host = cHost{}
 
 func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 
-func (cHost) PublishedEpoch(tid int32) uint64 { return publishedEpoch(tid) }
-
 func (cHost) Print(s string) {
 	cs := C.CString(s)
 	C.hg_print(cs)

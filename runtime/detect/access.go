@@ -209,7 +209,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		return stepResult{}
 	}
 	if msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
-		cur = d.afterJoin(cur)
+		cur = d.afterJoin(t, cur)
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	var partner uint64
@@ -266,21 +266,21 @@ func isWriteAccess(w uint64) bool {
 
 // afterJoin applies the join rule (ch. 5.1.2) lazily: the cell's threadset
 // lost members to joins since it was last touched (shadow.Threadsets.Kill).
-// If one thread is left, the location returns to an exclusive state owned
-// by that thread: its last access in the cell if the cell names it, else
-// its current segment as published for the fast path.
-func (d *Detector) afterJoin(c msm.Cell) msm.Cell {
+// If the only thread left is t, the one accessing the location now, the
+// location returns to t's exclusive state: everything the other members
+// did is ordered before t, which joined them or was ordered after the
+// joins. If another thread s is left, the location stays shared with the
+// smaller threadset: s need not be ordered after the joined threads, and
+// its last access to the location is not known (its current segment is
+// later than that access, and taking it would invent races with threads
+// that know s only up to that access).
+func (d *Detector) afterJoin(t *thread, c msm.Cell) msm.Cell {
 	canon := d.tsets.Canon(uint32(c.Threads))
 	members := d.tsets.Members(canon)
-	if len(members) != 1 {
+	if len(members) != 1 || int32(members[0]) != t.tid {
 		return msm.OnJoin(c, msm.ThreadsetID(canon), false, 0)
 	}
-	survivor := members[0]
-	owner := c.TS
-	if epochTID(owner) != survivor {
-		owner = msm.Epoch(d.host.PublishedEpoch(int32(survivor)))
-	}
-	return msm.OnJoin(c, msm.ThreadsetID(canon), true, owner)
+	return msm.OnJoin(c, msm.ThreadsetID(canon), true, t.epoch())
 }
 
 // env answers the state machines' questions for one access by t.

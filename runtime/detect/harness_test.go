@@ -28,12 +28,6 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 	h.mu.Unlock()
 }
 
-func (h *fakeHost) PublishedEpoch(tid int32) uint64 {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.epochs[tid]
-}
-
 func (h *fakeHost) Print(s string) {
 	h.mu.Lock()
 	h.out.WriteString(s)

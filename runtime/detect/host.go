@@ -14,10 +14,6 @@ type Host interface {
 	// creator (ThreadCreate, with the detector's table lock held) before
 	// tid runs; never for one tid from two threads at once.
 	PublishEpoch(tid int32, epoch uint64)
-	// PublishedEpoch returns the epoch last published for tid, 0 if none.
-	// It is called for other threads than the caller, with a shadow stripe
-	// lock held.
-	PublishedEpoch(tid int32) uint64
 	// Print writes one report or message (possibly several lines, each
 	// ending in a newline) to the runtime's output, whole: lines of
 	// concurrent calls must not interleave. It may be called with the

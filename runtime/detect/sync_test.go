@@ -209,3 +209,25 @@ func TestPlainFlagRaces(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 2, "Read of size 8 at 0x10100 by thread T2:\n", "Read of size 4 at 0x10200 by thread T2:\n")
 }
+
+// The join rule must not invent a segment: two threads read a location and
+// publish their pasts, a third acquires both and writes it after the first
+// reader was joined while the second went on to later segments. The
+// writer is ordered after both reads; taking the surviving reader's
+// current segment as the location's would report the write.
+func TestJoinRuleKeepsReadersSegments(t *testing.T) {
+	b := newBench(t, "")
+	r1, r2, w := b.create(0, 0x500), b.create(0, 0x510), b.create(0, 0x520)
+	const objA, objB = 0x40000, 0x40100
+	b.flush(r1, rd(x, 4, 0x1001))
+	b.d.Release(r1, objA)
+	b.flush(r2, rd(x, 4, 0x2001))
+	b.d.Release(r2, objB)
+	b.d.Acquire(w, objA)
+	b.d.Acquire(w, objB)
+	b.exitJoin(0, r1)
+	b.d.Release(r2, objB+8) // r2 moves on: a later segment
+	b.flush(w, wr(x, 4, 0x3001))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
