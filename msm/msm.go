@@ -138,6 +138,12 @@
 //     against the parallel read.
 //  11. "L_t ≠ ∅" in the exclusive states means the thread holds any lock;
 //     no candidate set exists there yet.
+//  12. MSM-short, Shared-Modified, a write under a common lock sets TS_d =
+//     TS_t (the pseudo-code keeps TS_d while C_d stays non-empty). TS_d is
+//     then the latest write, so an unlocked read that the writes do not
+//     happen before is a race, even when the location entered
+//     Shared-Modified through that reader's own access (a single writer
+//     under the lock, a reader that once also read without it).
 //
 // # Join
 //

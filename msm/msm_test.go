@@ -226,8 +226,8 @@ func TestShortTransitions(t *testing.T) {
 		// Shared-Modified.
 		{"read common lock", S, shM, false, false, lA,
 			Cell{State: SharedModified, TS: prior, Locks: lA, Threads: s123}, false, 0},
-		{"write common lock", S, shM, true, false, lA | lB,
-			Cell{State: SharedModified, TS: prior, Locks: lA, Threads: s123}, false, 0},
+		{"write common lock", S, shM, true, false, lA | lB, // TS_d follows the writes (package doc, choice 12)
+			Cell{State: SharedModified, TS: cur, Locks: lA, Threads: s123}, false, 0},
 		{"read empty hb", S, shM, false, true, 0, Cell{State: ExclRead, TS: cur}, false, 1},
 		{"write disjoint hb", S, shM, true, true, lB, Cell{State: ExclWrite, TS: cur}, false, 1},
 		{"read empty par", S, shM, false, false, 0,

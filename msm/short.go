@@ -57,6 +57,9 @@ func stepShort(c Cell, a Access, env Env) (Cell, bool) {
 		if locks != 0 {
 			c.Locks = locks
 			c.Threads = env.AddThread(c.Threads, a.Thread) // choice 8
+			if a.Write {
+				c.TS = a.TS // TS_d follows the writes (package doc, choice 12)
+			}
 			return c, false
 		}
 		if env.HappensBefore(c.TS, a) {

@@ -60,10 +60,15 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * and segment at most. */
 HG_SLOW static void hg_history_write(uint64_t *cell, uint64_t info, uint64_t tid)
 {
-	uint64_t size = HG_INFO_SIZE(info) < 255 ? HG_INFO_SIZE(info) : 255;
-	uint64_t acc = (uint64_t)HG_INFO_PC(info) | tid << SH_ACCESS_TID_SHIFT |
+	uint64_t lg = 0, pc = HG_INFO_PC(info);
+	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
+		lg++;
+	if (pc >= 1ull << SH_ACCESS_PC_BITS)
+		pc = 0;
+	/* the lockset is not known here */
+	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
-		       size << SH_ACCESS_SIZE_SHIFT;
+		       lg << SH_ACCESS_SIZE_SHIFT | (uint64_t)SH_ACCESS_LOCKS_UNKNOWN << SH_ACCESS_LOCKS_SHIFT;
 	uint64_t latest = cell[2];
 	if (latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != tid)
 		cell[3] = latest;

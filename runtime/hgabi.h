@@ -65,10 +65,13 @@
 #define SH_TID_SHIFT 44
 #define SH_TOUCHED_SHIFT 40
 #define SH_TOUCHED_MASK 0xf0000000000ull
-/* cell words 2 and 3: an access, pc | tid | flags | size */
-#define SH_ACCESS_TID_SHIFT 32
-#define SH_ACCESS_FLAG_SHIFT 48
-#define SH_ACCESS_SIZE_SHIFT 56
+/* cell words 2 and 3: an access, pc | tid | flags | log2 size | lockset */
+#define SH_ACCESS_PC_BITS 28
+#define SH_ACCESS_TID_SHIFT 28
+#define SH_ACCESS_FLAG_SHIFT 44
+#define SH_ACCESS_SIZE_SHIFT 48
+#define SH_ACCESS_LOCKS_SHIFT 51
+#define SH_ACCESS_LOCKS_UNKNOWN 8191
 /* msm.ExclRead */
 #define SH_EXCL_READ 1
 /* msm.ExclWrite */

@@ -55,21 +55,41 @@ func PackSets(lockset, threadset uint32) uint64 { return uint64(lockset) | uint6
 func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32(w >> 32) }
 
 // Cell words 2 and 3: the access history, for reports (runtime/detect:
-// the latest access, and the latest by another thread), each pc (low 32
-// bits, a link-time address) | tid << 32 | flags << 48 | size << 56.
+// the latest access, and the latest by another thread). Each is
+//
+//	bits  0-27: pc, the instruction's link-time address (0 if it does not fit)
+//	bits 28-43: thread id
+//	bits 44-47: flags (read, write, atomic, free)
+//	bits 48-50: log2 of the size in bytes (1 to 128; larger sizes as 128)
+//	bits 51-63: the lockset id that guarded the access, or AccessLocksUnknown
 const (
-	AccessPCBits    = 32
-	AccessTIDShift  = 32
-	AccessFlagShift = 48
-	AccessSizeShift = 56
+	AccessPCBits       = 28
+	AccessTIDShift     = 28
+	AccessFlagShift    = 44
+	AccessSizeShift    = 48
+	AccessLocksShift   = 51
+	AccessLocksUnknown = 1<<(64-AccessLocksShift) - 1 // a lockset id too large, or not known (the C fast path)
 )
 
 // PackAccess builds an access word (cell word 2 or 3).
-func PackAccess(pc uint32, tid uint16, flags, size uint8) uint64 {
-	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags)<<AccessFlagShift | uint64(size)<<AccessSizeShift
+func PackAccess(pc uint32, tid uint16, flags uint8, size uint64, locks uint32) uint64 {
+	if pc >= 1<<AccessPCBits {
+		pc = 0
+	}
+	if locks >= AccessLocksUnknown {
+		locks = AccessLocksUnknown
+	}
+	lg := uint64(0)
+	for lg < 7 && uint64(1)<<lg < size {
+		lg++
+	}
+	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags&0xf)<<AccessFlagShift |
+		lg<<AccessSizeShift | uint64(locks)<<AccessLocksShift
 }
 
-// UnpackAccess splits an access word.
-func UnpackAccess(w uint64) (pc uint32, tid uint16, flags, size uint8) {
-	return uint32(w), uint16(w >> AccessTIDShift), uint8(w >> AccessFlagShift), uint8(w >> AccessSizeShift)
+// UnpackAccess splits an access word. locks is AccessLocksUnknown when the
+// lockset is not known.
+func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, locks uint32) {
+	return uint32(w & (1<<AccessPCBits - 1)), uint16(w >> AccessTIDShift), uint8(w>>AccessFlagShift) & 0xf,
+		uint64(1) << (w >> AccessSizeShift & 7), uint32(w >> AccessLocksShift)
 }

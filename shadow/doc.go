@@ -34,8 +34,8 @@
 //	        the bytes of the granule touched (split.go)
 //	word 1: lockset id (low 32) | threadset id (high 32)   PackSets
 //	words 2, 3: the access history for reports (the latest access, and
-//	        the latest by another thread), each pc (low 32, link-time
-//	        address) | tid << 32 | flags << 48 | size << 56   PackAccess
+//	        the latest by another thread): pc, tid, flags, size and the
+//	        lockset that guarded it (cell.go)              PackAccess
 //
 // A cell of all zeros is a never-accessed granule. The runtime holds
 // Memory.Lock(addr) while it reads, decides and writes a cell

@@ -21,10 +21,13 @@ func newMem(t testing.TB) *Memory {
 }
 
 func TestPacking(t *testing.T) {
-	w := PackAccess(0xdeadbeef, 0x1234, 0x56, 16)
-	pc, tid, fl, sz := UnpackAccess(w)
-	if pc != 0xdeadbeef || tid != 0x1234 || fl != 0x56 || sz != 16 {
-		t.Errorf("UnpackAccess = %x %x %x %d", pc, tid, fl, sz)
+	w := PackAccess(0xdeadbee, 0x1234, 0x6, 16, 77)
+	pc, tid, fl, sz, ls := UnpackAccess(w)
+	if pc != 0xdeadbee || tid != 0x1234 || fl != 0x6 || sz != 16 || ls != 77 {
+		t.Errorf("UnpackAccess = %x %x %x %d %d", pc, tid, fl, sz, ls)
+	}
+	if pc, _, _, sz, ls := UnpackAccess(PackAccess(0x10000000, 1, 1, 200, 1<<20)); pc != 0 || sz != 128 || ls != AccessLocksUnknown {
+		t.Errorf("out of range: pc %x size %d locks %d", pc, sz, ls)
 	}
 	ls, tsid := UnpackSets(PackSets(7, 0xfffffff0))
 	if ls != 7 || tsid != 0xfffffff0 {
@@ -270,7 +273,7 @@ func TestEverythingConcurrent(t *testing.T) {
 					}
 					c[0] = uint64(MakeEpoch(tid, uint64(i+1)))
 					c[1] = PackSets(l, s)
-					c[2] = PackAccess(uint32(i), tid, 2, 8)
+					c[2] = PackAccess(uint32(i), tid, 2, 8, 0)
 				})
 			}
 		}()

@@ -47,7 +47,7 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		return
 	}
 	a := t.accessOf(flags&abi.Write != 0)
-	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&prevFlags, uint8(min(size, 255)))
+	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&prevFlags, size, uint32(a.Locks))
 	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
 		c := d.mem.Cell(g)
 		if c == nil {
@@ -193,7 +193,8 @@ type stepResult struct {
 // mask touched (in place) in word 0.
 //
 // A race is reported only with a partner: an access of another thread in
-// the history that conflicts with a (one of the two writes). When the
+// the history that conflicts with a (one of the two a write, no lock held
+// at both). When the
 // state machine calls a race that nothing in the history can be paired
 // with (the lockset emptied by the thread's own accesses, or reads against
 // reads), nothing is reported and the location keeps its state.
@@ -214,7 +215,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	var partner uint64
 	if race {
-		if partner = conflicting(c[2], c[3], t.tid, a.Write); partner == 0 {
+		if partner = d.conflicting(c[2], c[3], t.tid, a); partner == 0 {
 			next, race = cur, false
 		}
 	}
@@ -242,25 +243,31 @@ func remember(latest, other, p uint64) (uint64, uint64) {
 	return p, latest
 }
 
-// conflicting is the access of the history (latest, other) that a new
-// access by thread tid conflicts with: another thread's, and one of the two
-// a write. 0 if there is none.
-func conflicting(latest, other uint64, tid int32, write bool) uint64 {
+// conflicting is the access of the history (latest, other) that access a
+// by thread tid conflicts with: another thread's, one of the two a write,
+// and no lock held at both (when the history knows its lockset). 0 if
+// there is none.
+func (d *Detector) conflicting(latest, other uint64, tid int32, a msm.Access) uint64 {
 	for _, h := range [2]uint64{latest, other} {
-		if h != 0 && int32(accessTID(h)) != tid && (write || isWriteAccess(h)) {
-			return h
+		if h == 0 || int32(accessTID(h)) == tid || !a.Write && !isWriteAccess(h) {
+			continue
 		}
+		_, _, _, _, locks := shadow.UnpackAccess(h)
+		if locks != shadow.AccessLocksUnknown && d.locks.Intersect(locks, uint32(a.Locks)) != 0 {
+			continue // a common lock: these two do not race
+		}
+		return h
 	}
 	return 0
 }
 
 func accessTID(w uint64) uint16 {
-	_, tid, _, _ := shadow.UnpackAccess(w)
+	_, tid, _, _, _ := shadow.UnpackAccess(w)
 	return tid
 }
 
 func isWriteAccess(w uint64) bool {
-	_, _, flags, _ := shadow.UnpackAccess(w)
+	_, _, flags, _, _ := shadow.UnpackAccess(w)
 	return flags&(abi.Write|accessFree) != 0
 }
 

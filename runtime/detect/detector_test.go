@@ -163,3 +163,30 @@ func TestReportNeedsConflictingPartner(t *testing.T) {
 	races, out = b.finish()
 	wantReports(t, races, out, 0)
 }
+
+// A single writer that reads its variable without the lock and updates it
+// under the lock, while readers read it under the lock (lbzip2's tail
+// offset, mksquashfs's queue sequence): the lockset state empties, but no
+// two accesses of different threads without a common lock conflict, so
+// nothing is reported. An unlocked read by a reader is reported.
+func TestSingleWriterUnderLock(t *testing.T) {
+	trace := func(b *bench, w, r int32) {
+		b.flush(w, lock(mu, 0), wr(x, 8, 0x1001), unlock(mu, 0))
+		b.flush(r, lock(mu, 0), rd(x, 8, 0x2001), unlock(mu, 0))
+		b.flush(w, rd(x, 8, 0x1002), lock(mu, 0), wr(x, 8, 0x1003), unlock(mu, 0))
+		b.flush(r, lock(mu, 0), rd(x, 8, 0x2002), unlock(mu, 0))
+	}
+	b := newBench(t, "")
+	w, r := b.create(0, 0x500), b.create(0, 0x510)
+	trace(b, w, r)
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+
+	b = newBench(t, "")
+	w, r = b.create(0, 0x500), b.create(0, 0x510)
+	trace(b, w, r)
+	b.flush(w, lock(mu, 0), wr(x, 8, 0x1004), unlock(mu, 0))
+	b.flush(r, rd(x, 8, 0x2003))
+	races, out = b.finish()
+	wantReports(t, races, out, 1, "Read of size 8 at 0x10000 by thread T2:\n", "Previous write of size 8 by thread T1:\n")
+}

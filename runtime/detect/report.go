@@ -48,7 +48,7 @@ func accessWord(flags uint8) string {
 // was recorded). The report waits in t.pending for the thread's stack
 // (emit), unless halt_on_error prints it and ends the process.
 func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev uint64, cell msm.Cell) {
-	ppc, ptid, pflags, psize := shadow.UnpackAccess(prev)
+	ppc, ptid, pflags, psize, _ := shadow.UnpackAccess(prev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if !r.newContext(pc, ppc) {
