@@ -93,6 +93,7 @@ func defines() [][]define {
 		num("SH_ACCESS_TID_SHIFT", shadow.AccessTIDShift, ""),
 		num("SH_ACCESS_FLAG_SHIFT", shadow.AccessFlagShift, ""),
 		num("SH_ACCESS_SIZE_SHIFT", shadow.AccessSizeShift, ""),
+		num("SH_ACCESS_OFF_SHIFT", shadow.AccessOffShift, ""),
 		num("SH_ACCESS_LOCKS_SHIFT", shadow.AccessLocksShift, ""),
 		num("SH_ACCESS_LOCKS_UNKNOWN", shadow.AccessLocksUnknown, ""),
 		num("SH_EXCL_READ", uint64(msm.ExclRead), "msm.ExclRead"),

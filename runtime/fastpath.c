@@ -51,16 +51,17 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * lock: if another thread's access to the same cell is being processed in
  * Go at that moment, one of the two updates can be lost, which at worst
  * hides that pair of parallel accesses (later accesses still see the cell).
- * The access history used in reports is updated only when a write turns
- * Exclusive-Read into Exclusive-Write (hg_history_write). */
-/* hg_history_write: a write moved the cell from Exclusive-Read to
- * Exclusive-Write of the same thread in C; the cell's access history
- * (words 2 and 3, runtime/detect's step and remember) learns of it, so that a
- * later report can name the write. Out of line: it runs once per location
- * and segment at most. */
-HG_SLOW static void hg_history_write(uint64_t *cell, uint64_t info, uint64_t tid)
+ * The access history used in reports follows every change of state made
+ * here (hg_history). */
+/* hg_history: the fast path changed the cell's state (a new segment of the
+ * same thread, or a write after reads); the cell's access history (words 2
+ * and 3, runtime/detect's step and remember) learns of the access, so that
+ * a later report names it. Out of line: it runs once per location and
+ * segment at most. */
+HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m)
 {
 	uint64_t lg = 0, pc = HG_INFO_PC(info);
+	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT); /* m: the bytes, in place in word 0 */
 	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
 		lg++;
 	if (pc >= 1ull << SH_ACCESS_PC_BITS)
@@ -68,7 +69,8 @@ HG_SLOW static void hg_history_write(uint64_t *cell, uint64_t info, uint64_t tid
 	/* the lockset is not known here */
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
-		       lg << SH_ACCESS_SIZE_SHIFT | (uint64_t)SH_ACCESS_LOCKS_UNKNOWN << SH_ACCESS_LOCKS_SHIFT;
+		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT |
+		       (uint64_t)SH_ACCESS_LOCKS_UNKNOWN << SH_ACCESS_LOCKS_SHIFT;
 	uint64_t latest = cell[2];
 	if (latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != tid)
 		cell[3] = latest;
@@ -92,8 +94,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 1;
 	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	if (__builtin_expect(write && state == SH_EXCL_READ, 0))
-		hg_history_write(cell, info, epoch >> SH_TID_SHIFT);
+	hg_history(cell, info, epoch >> SH_TID_SHIFT, m);
 	return 1;
 }
 

@@ -61,18 +61,21 @@ func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32
 //	bits 28-43: thread id
 //	bits 44-47: flags (read, write, atomic, free)
 //	bits 48-50: log2 of the size in bytes (1 to 128; larger sizes as 128)
-//	bits 51-63: the lockset id that guarded the access, or AccessLocksUnknown
+//	bits 51-52: the access's first byte within the granule
+//	bits 53-63: the lockset id that guarded the access, or AccessLocksUnknown
 const (
 	AccessPCBits       = 28
 	AccessTIDShift     = 28
 	AccessFlagShift    = 44
 	AccessSizeShift    = 48
-	AccessLocksShift   = 51
+	AccessOffShift     = 51
+	AccessLocksShift   = 53
 	AccessLocksUnknown = 1<<(64-AccessLocksShift) - 1 // a lockset id too large, or not known (the C fast path)
 )
 
-// PackAccess builds an access word (cell word 2 or 3).
-func PackAccess(pc uint32, tid uint16, flags uint8, size uint64, locks uint32) uint64 {
+// PackAccess builds an access word (cell word 2 or 3) for an access of
+// size bytes at addr.
+func PackAccess(pc uint32, tid uint16, flags uint8, addr, size uint64, locks uint32) uint64 {
 	if pc >= 1<<AccessPCBits {
 		pc = 0
 	}
@@ -84,7 +87,7 @@ func PackAccess(pc uint32, tid uint16, flags uint8, size uint64, locks uint32) u
 		lg++
 	}
 	return uint64(pc) | uint64(tid)<<AccessTIDShift | uint64(flags&0xf)<<AccessFlagShift |
-		lg<<AccessSizeShift | uint64(locks)<<AccessLocksShift
+		lg<<AccessSizeShift | addr%GranuleSize<<AccessOffShift | uint64(locks)<<AccessLocksShift
 }
 
 // UnpackAccess splits an access word. locks is AccessLocksUnknown when the
@@ -92,4 +95,17 @@ func PackAccess(pc uint32, tid uint16, flags uint8, size uint64, locks uint32) u
 func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, locks uint32) {
 	return uint32(w & (1<<AccessPCBits - 1)), uint16(w >> AccessTIDShift), uint8(w>>AccessFlagShift) & 0xf,
 		uint64(1) << (w >> AccessSizeShift & 7), uint32(w >> AccessLocksShift)
+}
+
+// AccessBytes is the mask of the bytes of its granule that the access of
+// word w covered (bit i for byte i), as ByteMask gives for a new access;
+// all four for an access that spans granules (the word does not say which
+// of its granules this is).
+func AccessBytes(w uint64) uint64 {
+	off := w >> AccessOffShift & (GranuleSize - 1)
+	size := uint64(1) << (w >> AccessSizeShift & 7)
+	if off+size > GranuleSize {
+		return 1<<GranuleSize - 1 // it spans granules: all of this one, to be safe
+	}
+	return (1<<size - 1) << off
 }

@@ -21,13 +21,18 @@ func newMem(t testing.TB) *Memory {
 }
 
 func TestPacking(t *testing.T) {
-	w := PackAccess(0xdeadbee, 0x1234, 0x6, 16, 77)
+	w := PackAccess(0xdeadbee, 0x1234, 0x6, 0x1000, 16, 77)
 	pc, tid, fl, sz, ls := UnpackAccess(w)
 	if pc != 0xdeadbee || tid != 0x1234 || fl != 0x6 || sz != 16 || ls != 77 {
 		t.Errorf("UnpackAccess = %x %x %x %d %d", pc, tid, fl, sz, ls)
 	}
-	if pc, _, _, sz, ls := UnpackAccess(PackAccess(0x10000000, 1, 1, 200, 1<<20)); pc != 0 || sz != 128 || ls != AccessLocksUnknown {
+	if pc, _, _, sz, ls := UnpackAccess(PackAccess(0x10000000, 1, 1, 0x1000, 200, 1<<20)); pc != 0 || sz != 128 || ls != AccessLocksUnknown {
 		t.Errorf("out of range: pc %x size %d locks %d", pc, sz, ls)
+	}
+	for _, c := range []struct{ addr, size, want uint64 }{{0x1002, 1, 4}, {0x1003, 1, 8}, {0x1002, 2, 12}, {0x1000, 8, 15}, {0x1003, 2, 15}} {
+		if got := AccessBytes(PackAccess(1, 1, 1, c.addr, c.size, 0)); got != c.want {
+			t.Errorf("AccessBytes(%#x, %d) = %b, want %b", c.addr, c.size, got, c.want)
+		}
 	}
 	ls, tsid := UnpackSets(PackSets(7, 0xfffffff0))
 	if ls != 7 || tsid != 0xfffffff0 {
@@ -273,7 +278,7 @@ func TestEverythingConcurrent(t *testing.T) {
 					}
 					c[0] = uint64(MakeEpoch(tid, uint64(i+1)))
 					c[1] = PackSets(l, s)
-					c[2] = PackAccess(uint32(i), tid, 2, 8, 0)
+					c[2] = PackAccess(uint32(i), tid, 2, 0, 8, 0)
 				})
 			}
 		}()

@@ -29,7 +29,7 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 	c := m.Cell(0x10000)
 	c[0] = 2<<60 | 77 | 0b0101<<TouchedShift
 	c[1] = PackSets(3, 4)
-	c[2] = PackAccess(0x401000, 1, 2, 1, 0)
+	c[2] = PackAccess(0x401000, 1, 2, 0, 1, 0)
 	before := *c
 	s := m.Split(c)
 	if s == nil {

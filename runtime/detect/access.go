@@ -47,7 +47,7 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		return
 	}
 	a := t.accessOf(flags&abi.Write != 0)
-	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&prevFlags, size, uint32(a.Locks))
+	prevWord := shadow.PackAccess(pc, uint16(t.tid), flags&prevFlags, addr, size, uint32(a.Locks))
 	for g := addr &^ (shadow.GranuleSize - 1); g < end; g += shadow.GranuleSize {
 		c := d.mem.Cell(g)
 		if c == nil {
@@ -120,14 +120,14 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 	if !shadow.IsSplit(c) {
 		touched := uint64(shadow.Touched(c[0]))
 		if touched&mask != 0 || !d.splits(t, c, touched) || d.mem.Split(c) == nil {
-			return d.step(t, c, a, prevWord, (touched|mask)<<shadow.TouchedShift)
+			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift)
 		}
 	}
 	var r stepResult
 	side := d.mem.Side(c)
 	for b := range side {
 		if mask&(1<<b) != 0 && !r.race {
-			r = d.step(t, &side[b], a, prevWord, shadow.TouchedMask)
+			r = d.step(t, &side[b], a, prevWord, 1<<b, shadow.TouchedMask)
 		}
 	}
 	return r
@@ -188,9 +188,9 @@ type stepResult struct {
 	next msm.Cell
 }
 
-// step applies access a to cell c (whose stripe lock the caller holds),
-// records prevWord in the cell's access history and leaves the touched
-// mask touched (in place) in word 0.
+// step applies access a to the bytes bytes (a mask) of cell c, whose
+// stripe lock the caller holds, records prevWord in the cell's access
+// history and leaves the touched mask touched (in place) in word 0.
 //
 // A race is reported only with a partner: an access of another thread in
 // the history that conflicts with a (one of the two a write, no lock held
@@ -198,7 +198,7 @@ type stepResult struct {
 // state machine calls a race that nothing in the history can be paired
 // with (the lockset emptied by the thread's own accesses, or reads against
 // reads), nothing is reported and the location keeps its state.
-func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, touched uint64) stepResult {
+func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64) stepResult {
 	cur := loadCell(c)
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
@@ -215,7 +215,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	var partner uint64
 	if race {
-		if partner = d.conflicting(c[2], c[3], t.tid, a); partner == 0 {
+		if partner = d.conflicting(c[2], c[3], t.tid, a, bytes); partner == 0 {
 			next, race = cur, false
 		}
 	}
@@ -225,31 +225,28 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 }
 
 // The access history in words 2 and 3 of a cell (shadow/cell.go): the
-// latest access that reached the state machine, and the latest one by
-// another thread. A thread's later read does not replace its write: the
-// write is what conflicts with other threads' reads.
+// latest access that changed the location's state, and the latest one by
+// another thread. A read that follows a write in the same segment leaves
+// the state as it is (step) and the history too, so the write stays; a
+// read in a later segment replaces it, as the state machine's exclusive
+// state does. The C fast path records its state changes the same way
+// (fastpath.c, hg_history).
 
 // remember adds access p to the history (latest, other).
 func remember(latest, other, p uint64) (uint64, uint64) {
-	if latest == 0 {
-		return p, other
-	}
-	if accessTID(latest) == accessTID(p) {
-		if isWriteAccess(latest) && !isWriteAccess(p) {
-			return latest, other
-		}
+	if latest == 0 || accessTID(latest) == accessTID(p) {
 		return p, other
 	}
 	return p, latest
 }
 
 // conflicting is the access of the history (latest, other) that access a
-// by thread tid conflicts with: another thread's, one of the two a write,
-// and no lock held at both (when the history knows its lockset). 0 if
-// there is none.
-func (d *Detector) conflicting(latest, other uint64, tid int32, a msm.Access) uint64 {
+// by thread tid to the bytes bytes of the granule conflicts with: another
+// thread's, one of the two a write, a byte in common, and no lock held at
+// both (when the history knows its lockset). 0 if there is none.
+func (d *Detector) conflicting(latest, other uint64, tid int32, a msm.Access, bytes uint64) uint64 {
 	for _, h := range [2]uint64{latest, other} {
-		if h == 0 || int32(accessTID(h)) == tid || !a.Write && !isWriteAccess(h) {
+		if h == 0 || int32(accessTID(h)) == tid || !a.Write && !isWriteAccess(h) || shadow.AccessBytes(h)&bytes == 0 {
 			continue
 		}
 		_, _, _, _, locks := shadow.UnpackAccess(h)
