@@ -60,17 +60,25 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * segment at most. */
 HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m)
 {
+	/* Which locks guard the access is the Go side's knowledge; here only
+	 * "none" is known for sure: the thread is outside any lock-protected
+	 * region (regions are tracked when lsd or handoff is on). Inside one,
+	 * the history keeps what the Go side recorded, with its lockset. */
+	uint64_t locks = SH_ACCESS_LOCKS_UNKNOWN;
+	if (hg_opts.lsd != 0 || hg_opts.handoff) {
+		if (hg_self->recording)
+			return;
+		locks = 0; /* the empty lockset */
+	}
 	uint64_t lg = 0, pc = HG_INFO_PC(info);
 	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT); /* m: the bytes, in place in word 0 */
 	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
 		lg++;
 	if (pc >= 1ull << SH_ACCESS_PC_BITS)
 		pc = 0;
-	/* the lockset is not known here */
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
-		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT |
-		       (uint64_t)SH_ACCESS_LOCKS_UNKNOWN << SH_ACCESS_LOCKS_SHIFT;
+		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
 	uint64_t latest = cell[2];
 	if (latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != tid)
 		cell[3] = latest;
