@@ -112,8 +112,8 @@ const (
 	// Either outcome is accepted until the bug is fixed; each such entry
 	// is a defect to remove.
 	orderBug xfailClass = "order-bug"
-	// bug: another known detector bug, not understood yet: either outcome
-	// is accepted; each such entry is a defect to remove.
+	// bug: another known detector bug: either outcome is accepted; each
+	// such entry is a defect to remove.
 	bug xfailClass = "bug"
 )
 
