@@ -53,6 +53,20 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * hides that pair of parallel accesses (later accesses still see the cell).
  * The access history used in reports follows every change of state made
  * here (hg_history). */
+/* hg_cell is the shadow cell of the granule holding addr, or NULL while
+ * the shadow memory or the granule's chunk is not mapped yet (the Go side
+ * maps it: shadow.Memory.Cell). */
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t *hg_cell(uint64_t addr)
+{
+	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
+	if (!dir || addr >= SH_MAX_ADDR)
+		return NULL;
+	uintptr_t chunk = __atomic_load_n(&dir[addr >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	if (!chunk)
+		return NULL;
+	return (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
+}
+
 /* hg_history: the fast path changed the cell's state (a new segment of the
  * same thread, or a write after reads); the cell's access history (words 2
  * and 3, runtime/detect's step and remember) learns of the access, so that
@@ -114,14 +128,12 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags, uint64_t info)
 {
-	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
 	uint32_t off = addr & 3;
-	if (!dir || addr >= SH_MAX_ADDR - 8 || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
+	if (addr >= SH_MAX_ADDR - 8 || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
 		return 0;
-	uintptr_t chunk = __atomic_load_n(&dir[addr >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-	if (!chunk)
+	uint64_t *cell = hg_cell(addr);
+	if (!cell)
 		return 0;
-	uint64_t *cell = (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	if (off + size <= 4 && size != 0)
@@ -141,14 +153,8 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
  * thread can see the stored value, as an atomic's does. */
 __attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64_t addr)
 {
-	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
-	if (!dir || addr >= SH_MAX_ADDR)
-		return 0;
-	uintptr_t chunk = __atomic_load_n(&dir[addr >> SH_CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-	if (!chunk)
-		return 0;
-	uint64_t *cell = (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
-	return (__atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT) == SH_SYNC;
+	uint64_t *cell = hg_cell(addr);
+	return cell && (__atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT) == SH_SYNC;
 }
 
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,

@@ -198,95 +198,35 @@ DEFINE_REAL(ssize_t, recv, int, void *, size_t, int)
 DEFINE_REAL(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, socklen_t *)
 DEFINE_REAL(ssize_t, recvmsg, int, struct msghdr *, int)
 
-ssize_t write(int fd, const void *b, size_t n)
-{
-	resolve_write();
-	hg_fd_release(RA, fd);
-	return REAL(write)(fd, b, n);
-}
+/* FD_WRITE releases on fd's object before the call; FD_READ acquires it
+ * after a call that returned data. The rest of the arguments are the real
+ * function's. */
+#define FD_WRITE(name, fd, ...)                       \
+	{                                             \
+		resolve_##name();                     \
+		hg_fd_release(RA, fd);                \
+		return REAL(name)(__VA_ARGS__);       \
+	}
+#define FD_READ(name, fd, ...)                        \
+	{                                             \
+		resolve_##name();                     \
+		ssize_t r = REAL(name)(__VA_ARGS__);  \
+		hg_fd_acquire(RA, fd, r);             \
+		return r;                             \
+	}
 
-ssize_t pwrite(int fd, const void *b, size_t n, off_t off)
-{
-	resolve_pwrite();
-	hg_fd_release(RA, fd);
-	return REAL(pwrite)(fd, b, n, off);
-}
-
-ssize_t writev(int fd, const struct iovec *v, int n)
-{
-	resolve_writev();
-	hg_fd_release(RA, fd);
-	return REAL(writev)(fd, v, n);
-}
-
-ssize_t send(int fd, const void *b, size_t n, int flags)
-{
-	resolve_send();
-	hg_fd_release(RA, fd);
-	return REAL(send)(fd, b, n, flags);
-}
-
-ssize_t sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *a, socklen_t al)
-{
-	resolve_sendto();
-	hg_fd_release(RA, fd);
-	return REAL(sendto)(fd, b, n, flags, a, al);
-}
-
-ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
-{
-	resolve_sendmsg();
-	hg_fd_release(RA, fd);
-	return REAL(sendmsg)(fd, m, flags);
-}
-
-ssize_t read(int fd, void *b, size_t n)
-{
-	resolve_read();
-	ssize_t r = REAL(read)(fd, b, n);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
-
-ssize_t pread(int fd, void *b, size_t n, off_t off)
-{
-	resolve_pread();
-	ssize_t r = REAL(pread)(fd, b, n, off);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
-
-ssize_t readv(int fd, const struct iovec *v, int n)
-{
-	resolve_readv();
-	ssize_t r = REAL(readv)(fd, v, n);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
-
-ssize_t recv(int fd, void *b, size_t n, int flags)
-{
-	resolve_recv();
-	ssize_t r = REAL(recv)(fd, b, n, flags);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
-
-ssize_t recvfrom(int fd, void *b, size_t n, int flags, struct sockaddr *a, socklen_t *al)
-{
-	resolve_recvfrom();
-	ssize_t r = REAL(recvfrom)(fd, b, n, flags, a, al);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
-
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
-{
-	resolve_recvmsg();
-	ssize_t r = REAL(recvmsg)(fd, m, flags);
-	hg_fd_acquire(RA, fd, r);
-	return r;
-}
+ssize_t write(int fd, const void *b, size_t n) FD_WRITE(write, fd, fd, b, n)
+ssize_t pwrite(int fd, const void *b, size_t n, off_t off) FD_WRITE(pwrite, fd, fd, b, n, off)
+ssize_t writev(int fd, const struct iovec *v, int n) FD_WRITE(writev, fd, fd, v, n)
+ssize_t send(int fd, const void *b, size_t n, int flags) FD_WRITE(send, fd, fd, b, n, flags)
+ssize_t sendto(int fd, const void *b, size_t n, int flags, const struct sockaddr *a, socklen_t al) FD_WRITE(sendto, fd, fd, b, n, flags, a, al)
+ssize_t sendmsg(int fd, const struct msghdr *m, int flags) FD_WRITE(sendmsg, fd, fd, m, flags)
+ssize_t read(int fd, void *b, size_t n) FD_READ(read, fd, fd, b, n)
+ssize_t pread(int fd, void *b, size_t n, off_t off) FD_READ(pread, fd, fd, b, n, off)
+ssize_t readv(int fd, const struct iovec *v, int n) FD_READ(readv, fd, fd, v, n)
+ssize_t recv(int fd, void *b, size_t n, int flags) FD_READ(recv, fd, fd, b, n, flags)
+ssize_t recvfrom(int fd, void *b, size_t n, int flags, struct sockaddr *a, socklen_t *al) FD_READ(recvfrom, fd, fd, b, n, flags, a, al)
+ssize_t recvmsg(int fd, struct msghdr *m, int flags) FD_READ(recvmsg, fd, fd, m, flags)
 
 /* ---- futexes ---- */
 

@@ -105,11 +105,13 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex, own bool) {
 func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
+		if len(t.cond.writes) > 0 {
+			d.wrSeg.put(d.segmentOf(t, t.regionMutex, t.cond.writes))
+		}
 	}
-	if (d.opts.LSD == "wr" || d.opts.Handoff) && len(t.cond.writes) > 0 {
-		d.wrSeg.put(d.segmentOf(t, t.regionMutex, t.cond.writes))
-	}
-	t.cond.writes = t.cond.writes[:0] // the C side stops recording writes too
+	// The signal took the region's writes: the C side empties its record
+	// (and records later writes only for hand-offs).
+	t.cond.writes = t.cond.writes[:0]
 	d.release(t, cv)
 }
 
