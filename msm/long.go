@@ -6,32 +6,29 @@ package msm
 func stepLong(c Cell, a Access, env Env) (Cell, bool) {
 	switch c.State {
 	case New:
-		// TS_d ← TS_t; Exclusive-Read / Exclusive-Write.
-		return exclusiveFor(a), false
+		// TS_d ← TS_t; Exclusive-Read / Exclusive-Write; E_d ← L_t.
+		return own(c, a, env), false
 
 	case ExclWrite:
 		if env.HappensBefore(c.TS, a) {
-			return exclusiveFor(a), false
+			return own(c, a, env), false
 		}
-		if a.Locks != 0 {
-			// C_d ← L_t, S_d ← {t, threadof(TS_d)}; no segment is stored.
-			return share(SharedModified1, c, a, c.TS, env), false
+		if locks := Meet(env, c.Locks, a.Locks); locks != 0 {
+			// C_d ← E_d ∩ L_t, S_d ← {t, threadof(TS_d)}; no segment is stored.
+			return share(SharedModified1, c, a, c.TS, locks, env), false
 		}
 		return race(c)
 
 	case ExclRead:
-		hb := env.HappensBefore(c.TS, a)
+		if env.HappensBefore(c.TS, a) {
+			return own(c, a, env), false // choice 4 for a read
+		}
+		locks := Meet(env, c.Locks, a.Locks)
 		if !a.Write {
-			if hb {
-				return exclusive(ExclRead, a.TS), false // choice 4
-			}
-			return share(SharedRead, c, a, c.TS, env), false // choice 3
+			return share(SharedRead, c, a, c.TS, locks, env), false // choice 3
 		}
-		if hb {
-			return exclusive(ExclWrite, a.TS), false
-		}
-		if a.Locks != 0 {
-			return share(SharedModified1, c, a, c.TS, env), false
+		if locks != 0 {
+			return share(SharedModified1, c, a, c.TS, locks, env), false
 		}
 		return race(c)
 
@@ -67,7 +64,7 @@ func stepLong(c Cell, a Access, env Env) (Cell, bool) {
 				return c, false
 			}
 			// Keep TS_d (choice 10), C_d ← L_t, S_d ← {t, threadof(TS_d)}.
-			return share(SharedModified2, c, a, c.TS, env), false
+			return share(SharedModified2, c, a, c.TS, a.Locks, env), false
 		}
 		if hb {
 			c.TS = a.TS
@@ -76,7 +73,7 @@ func stepLong(c Cell, a Access, env Env) (Cell, bool) {
 		}
 		if a.Locks != 0 {
 			// TS_d ← TS_t, C_d ← L_t, S_d ← {t, threadof(old TS_d)}.
-			return share(SharedModified2, c, a, a.TS, env), false
+			return share(SharedModified2, c, a, a.TS, a.Locks, env), false
 		}
 		return race(c)
 

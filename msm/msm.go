@@ -28,9 +28,10 @@
 // # Cell fields per state
 //
 //   - New: nothing (TS, Locks, Threads are zero).
-//   - Exclusive-Read, Exclusive-Write: TS_d. Locks and Threads are cleared
-//     to 0 on entry (these states carry neither, section 8.3).
-//   - Exclusive-ReadWrite (long): TS_d and S_d; Locks cleared on entry.
+//   - Exclusive-Read, Exclusive-Write: TS_d, and in Locks the owner's
+//     lockset E_d (choice 13). Threads is cleared to 0 on entry.
+//   - Exclusive-ReadWrite (long): TS_d and S_d; Locks cleared on entry
+//     (choice 13 does not apply: the state is already shared).
 //   - Shared-Read, Shared-Modified1 (long): C_d and S_d. TS_d is not used by
 //     MSM-long there (its shadow word stores no segment in these states,
 //     section 8.3.1); the field keeps whatever it held.
@@ -144,6 +145,24 @@
 //     happen before is a race, even when the location entered
 //     Shared-Modified through that reader's own access (a single writer
 //     under the lock, a reader that once also read without it).
+//  13. The exclusive states remember the owner's lockset E_d: the
+//     intersection of the locksets of the owner's accesses in its segment
+//     TS_d (AnyLocks before the first). An access ordered after TS_d by
+//     another segment starts again from its own lockset; one in the same
+//     segment intersects. A parallel access meets E_d, not only its own
+//     lockset: leaving an exclusive state, C_d = E_d ∩ L_t, and a race is
+//     called when that is empty (a write involved). The dissertation keeps
+//     no lockset there and so checks only the second access's locks: an
+//     unlocked read followed by a parallel locked write, or two writes under
+//     two different mutexes, entered Shared-Modified with C_d = L_t and were
+//     missed, while the same two accesses in the other order were reported
+//     (figures 3.7 and 5.6 are of this kind; section 5.3 names the
+//     limitation). With E_d the verdict on two parallel accesses no longer
+//     depends on which is processed first. E_d covers one segment, not all
+//     of the owner's accesses: a parallel access is compared with what the
+//     owner did since its last synchronisation, so an unlocked
+//     initialisation followed by thread creation and locked use does not
+//     count against the threads created.
 //
 // # Join
 //
@@ -310,8 +329,8 @@ func Step(m Machine, c Cell, a Access, env Env) (next Cell, race bool) {
 //   - single == false: the cell keeps its state; Threads = remaining.
 //   - single == true: Shared-Read becomes Exclusive-Read; Shared-Modified,
 //     Shared-Modified1, Shared-Modified2 and Exclusive-ReadWrite become
-//     Exclusive-Write; TS = survivor; Locks and Threads are cleared (the
-//     exclusive states carry neither).
+//     Exclusive-Write; TS = survivor; Locks = AnyLocks (the survivor has
+//     made no access in its segment yet, choice 13); Threads is cleared.
 //   - Cells without a threadset (New, exclusive states, Race, Spin) are
 //     returned unchanged.
 //
@@ -329,10 +348,38 @@ func OnJoin(c Cell, remaining ThreadsetID, single bool, survivor Epoch) Cell {
 		c.Threads = remaining
 		return c
 	}
+	s := ExclWrite
 	if c.State == SharedRead {
-		return exclusive(ExclRead, survivor)
+		s = ExclRead
 	}
-	return exclusive(ExclWrite, survivor)
+	return Cell{State: s, TS: survivor, Locks: AnyLocks}
+}
+
+// AnyLocks is E_d of an exclusive cell whose owner has made no access in
+// its segment yet (choice 13): the intersection of no locksets, which
+// leaves any lockset it meets as it is. It is never a thread's lockset.
+const AnyLocks LocksetID = ^LocksetID(0)
+
+// Meet is a ∩ b, where either may be AnyLocks.
+func Meet(env Env, a, b LocksetID) LocksetID {
+	switch {
+	case a == AnyLocks:
+		return b
+	case b == AnyLocks:
+		return a
+	}
+	return env.Intersect(a, b)
+}
+
+// own returns the exclusive cell after access a, made by the owner or
+// ordered after it (choice 13): in the owner's segment E_d ∩ L_t, else L_t.
+func own(c Cell, a Access, env Env) Cell {
+	next := exclusiveFor(a)
+	next.Locks = a.Locks
+	if c.TS == a.TS {
+		next.Locks = Meet(env, c.Locks, a.Locks)
+	}
+	return next
 }
 
 // exclusive returns a cell in an exclusive state (Exclusive-Read or
@@ -357,8 +404,8 @@ func race(c Cell) (Cell, bool) {
 }
 
 // share returns the cell entering shared state s from an exclusive state
-// (rule "C_d ← L_t, S_d ← {t, threadof(TS_d)}", choice 7): ts is the TS_d
-// the new state stores.
-func share(s State, c Cell, a Access, ts Epoch, env Env) Cell {
-	return Cell{State: s, TS: ts, Locks: a.Locks, Threads: env.Pair(a.Thread, env.ThreadOf(c.TS))}
+// (rule "C_d ← L_t, S_d ← {t, threadof(TS_d)}", choice 7, with C_d = E_d ∩
+// L_t by choice 13: locks): ts is the TS_d the new state stores.
+func share(s State, c Cell, a Access, ts Epoch, locks LocksetID, env Env) Cell {
+	return Cell{State: s, TS: ts, Locks: locks, Threads: env.Pair(a.Thread, env.ThreadOf(c.TS))}
 }

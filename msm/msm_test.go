@@ -82,37 +82,40 @@ const anyCalls = -1
 
 func TestLongTransitions(t *testing.T) {
 	L := Long
-	exW := Cell{State: ExclWrite, TS: prior}
-	exR := Cell{State: ExclRead, TS: prior}
+	// The owner's lockset E_d is {a} (choice 13).
+	exW := Cell{State: ExclWrite, TS: prior, Locks: lA}
+	exR := Cell{State: ExclRead, TS: prior, Locks: lA}
 	shR := Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s13}
 	sm1 := Cell{State: SharedModified1, TS: prior, Locks: lA, Threads: s13}
 	exRW := Cell{State: ExclReadWrite, TS: prior, Threads: s13}
 	sm2 := Cell{State: SharedModified2, TS: prior, Locks: lA, Threads: s13}
 	rows := []row{
-		// New: first read / write.
+		// New: first read / write; E_d ← L_t.
 		{"read", L, Cell{}, false, false, 0, Cell{State: ExclRead, TS: cur}, false, 0},
-		{"write", L, Cell{}, true, false, lA, Cell{State: ExclWrite, TS: cur}, false, 0},
+		{"write", L, Cell{}, true, false, lA, Cell{State: ExclWrite, TS: cur, Locks: lA}, false, 0},
 
 		// Exclusive-Write.
 		{"read hb", L, exW, false, true, 0, Cell{State: ExclRead, TS: cur}, false, 1},
-		{"write hb", L, exW, true, true, lA, Cell{State: ExclWrite, TS: cur}, false, 1},
+		{"write hb", L, exW, true, true, lB, Cell{State: ExclWrite, TS: cur, Locks: lB}, false, 1},
 		{"read par locked", L, exW, false, false, lA,
 			Cell{State: SharedModified1, TS: prior, Locks: lA, Threads: s12}, false, 1},
 		{"write par locked", L, exW, true, false, lA | lB,
-			Cell{State: SharedModified1, TS: prior, Locks: lA | lB, Threads: s12}, false, 1},
-		{"read par unlocked", L, exW, false, false, 0, Cell{State: Race, TS: prior}, true, 1},
-		{"write par unlocked", L, exW, true, false, 0, Cell{State: Race, TS: prior}, true, 1},
+			Cell{State: SharedModified1, TS: prior, Locks: lA, Threads: s12}, false, 1},
+		{"write par other lock (choice 13)", L, exW, true, false, lB, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"read par unlocked", L, exW, false, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"write par unlocked", L, exW, true, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
 
 		// Exclusive-Read.
-		{"read hb (choice 4)", L, exR, false, true, lA, Cell{State: ExclRead, TS: cur}, false, 1},
+		{"read hb (choice 4)", L, exR, false, true, lB, Cell{State: ExclRead, TS: cur, Locks: lB}, false, 1},
 		{"read par unlocked", L, exR, false, false, 0,
 			Cell{State: SharedRead, TS: prior, Threads: s12}, false, 1},
 		{"read par locked", L, exR, false, false, lA,
 			Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s12}, false, 1},
 		{"write hb", L, exR, true, true, 0, Cell{State: ExclWrite, TS: cur}, false, 1},
-		{"write par locked", L, exR, true, false, lB,
-			Cell{State: SharedModified1, TS: prior, Locks: lB, Threads: s12}, false, 1},
-		{"write par unlocked", L, exR, true, false, 0, Cell{State: Race, TS: prior}, true, 1},
+		{"write par locked", L, exR, true, false, lA | lB,
+			Cell{State: SharedModified1, TS: prior, Locks: lA, Threads: s12}, false, 1},
+		{"write par other lock (choice 13)", L, exR, true, false, lB, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"write par unlocked", L, exR, true, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
 
 		// Shared-Read: lockset only, never a happens-before question.
 		{"read common lock", L, shR, false, false, lA | lB,
@@ -177,13 +180,14 @@ func TestLongTransitions(t *testing.T) {
 
 func TestShortTransitions(t *testing.T) {
 	S := Short
-	exW := Cell{State: ExclWrite, TS: prior}
-	exR := Cell{State: ExclRead, TS: prior}
+	// The owner's lockset E_d is {a} (choice 13).
+	exW := Cell{State: ExclWrite, TS: prior, Locks: lA}
+	exR := Cell{State: ExclRead, TS: prior, Locks: lA}
 	shR := Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s13}
 	shM := Cell{State: SharedModified, TS: prior, Locks: lA, Threads: s13}
 	rows := []row{
-		// New.
-		{"read", S, Cell{}, false, false, lA, Cell{State: ExclRead, TS: cur}, false, 0},
+		// New; E_d ← L_t.
+		{"read", S, Cell{}, false, false, lA, Cell{State: ExclRead, TS: cur, Locks: lA}, false, 0},
 		{"write", S, Cell{}, true, false, 0, Cell{State: ExclWrite, TS: cur}, false, 0},
 
 		// Exclusive-Write.
@@ -191,10 +195,15 @@ func TestShortTransitions(t *testing.T) {
 		{"write hb", S, exW, true, true, 0, Cell{State: ExclWrite, TS: cur}, false, 1},
 		{"read par locked", S, exW, false, false, lA,
 			Cell{State: SharedModified, TS: cur, Locks: lA, Threads: s12}, false, 1},
-		{"write par locked", S, exW, true, false, lB,
-			Cell{State: SharedModified, TS: cur, Locks: lB, Threads: s12}, false, 1},
-		{"read par unlocked", S, exW, false, false, 0, Cell{State: Race, TS: prior}, true, 1},
-		{"write par unlocked", S, exW, true, false, 0, Cell{State: Race, TS: prior}, true, 1},
+		{"write par locked", S, exW, true, false, lA | lB,
+			Cell{State: SharedModified, TS: cur, Locks: lA, Threads: s12}, false, 1},
+		{"write par other lock (choice 13)", S, exW, true, false, lB, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"write same segment meets E_d (choice 13)", S, Cell{State: ExclWrite, TS: cur, Locks: lA | lB}, true, true, lB,
+			Cell{State: ExclWrite, TS: cur, Locks: lB}, false, 1},
+		{"read after the join meets nothing (AnyLocks)", S, Cell{State: ExclWrite, TS: cur, Locks: AnyLocks}, false, true, lB,
+			Cell{State: ExclRead, TS: cur, Locks: lB}, false, 1},
+		{"read par unlocked", S, exW, false, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"write par unlocked", S, exW, true, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
 
 		// Exclusive-Read.
 		{"read hb (choice 4)", S, exR, false, true, 0, Cell{State: ExclRead, TS: cur}, false, 1},
@@ -202,10 +211,13 @@ func TestShortTransitions(t *testing.T) {
 			Cell{State: SharedRead, TS: prior, Threads: s12}, false, 1},
 		{"read par locked", S, exR, false, false, lA,
 			Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s12}, false, 1},
-		{"write hb", S, exR, true, true, lA, Cell{State: ExclWrite, TS: cur}, false, 1},
+		{"read par other lock (choice 13)", S, exR, false, false, lB,
+			Cell{State: SharedRead, TS: prior, Threads: s12}, false, 1},
+		{"write hb", S, exR, true, true, lA, Cell{State: ExclWrite, TS: cur, Locks: lA}, false, 1},
 		{"write par locked", S, exR, true, false, lA,
 			Cell{State: SharedModified, TS: cur, Locks: lA, Threads: s12}, false, 1},
-		{"write par unlocked", S, exR, true, false, 0, Cell{State: Race, TS: prior}, true, 1},
+		{"write par other lock (choice 13)", S, exR, true, false, lB, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
+		{"write par unlocked", S, exR, true, false, 0, Cell{State: Race, TS: prior, Locks: lA}, true, 1},
 
 		// Shared-Read.
 		{"read common lock", S, shR, false, false, lA,
@@ -378,15 +390,15 @@ func TestOnJoin(t *testing.T) {
 		want   Cell
 	}{
 		{"Shared-Read single", Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s13}, true,
-			Cell{State: ExclRead, TS: surv}},
+			Cell{State: ExclRead, TS: surv, Locks: AnyLocks}},
 		{"Shared-Modified single", Cell{State: SharedModified, TS: prior, Locks: lA, Threads: s13}, true,
-			Cell{State: ExclWrite, TS: surv}},
+			Cell{State: ExclWrite, TS: surv, Locks: AnyLocks}},
 		{"Shared-Modified1 single", Cell{State: SharedModified1, TS: prior, Locks: lA, Threads: s13}, true,
-			Cell{State: ExclWrite, TS: surv}},
+			Cell{State: ExclWrite, TS: surv, Locks: AnyLocks}},
 		{"Shared-Modified2 single", Cell{State: SharedModified2, TS: prior, Locks: lA, Threads: s13}, true,
-			Cell{State: ExclWrite, TS: surv}},
+			Cell{State: ExclWrite, TS: surv, Locks: AnyLocks}},
 		{"Exclusive-ReadWrite single", Cell{State: ExclReadWrite, TS: prior, Threads: s13}, true,
-			Cell{State: ExclWrite, TS: surv}},
+			Cell{State: ExclWrite, TS: surv, Locks: AnyLocks}},
 		{"Shared-Read several", Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s123}, false,
 			Cell{State: SharedRead, TS: prior, Locks: lA, Threads: s13}},
 		{"Shared-Modified2 several", Cell{State: SharedModified2, TS: prior, Locks: lA, Threads: s123}, false,

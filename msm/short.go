@@ -6,33 +6,31 @@ package msm
 func stepShort(c Cell, a Access, env Env) (Cell, bool) {
 	switch c.State {
 	case New:
-		// TS_d ← TS_t; Exclusive-Read / Exclusive-Write.
-		return exclusiveFor(a), false
+		// TS_d ← TS_t; Exclusive-Read / Exclusive-Write; E_d ← L_t.
+		return own(c, a, env), false
 
 	case ExclWrite:
 		if env.HappensBefore(c.TS, a) {
-			return exclusiveFor(a), false
+			return own(c, a, env), false
 		}
-		if a.Locks != 0 {
-			// TS_d ← TS_t, C_d ← L_t, S_d ← {t, threadof(old TS_d)}.
-			return share(SharedModified, c, a, a.TS, env), false
+		if locks := Meet(env, c.Locks, a.Locks); locks != 0 {
+			// TS_d ← TS_t, C_d ← E_d ∩ L_t, S_d ← {t, threadof(old TS_d)}.
+			return share(SharedModified, c, a, a.TS, locks, env), false
 		}
 		return race(c)
 
 	case ExclRead:
 		hb := env.HappensBefore(c.TS, a)
-		if !a.Write {
-			if hb {
-				return exclusive(ExclRead, a.TS), false // choice 4
-			}
-			// Keep TS_d (choice 3), C_d ← L_t, S_d ← {t, threadof(TS_d)}.
-			return share(SharedRead, c, a, c.TS, env), false
-		}
 		if hb {
-			return exclusive(ExclWrite, a.TS), false
+			return own(c, a, env), false // choice 4 for a read
 		}
-		if a.Locks != 0 {
-			return share(SharedModified, c, a, a.TS, env), false
+		locks := Meet(env, c.Locks, a.Locks)
+		if !a.Write {
+			// Keep TS_d (choice 3), C_d ← E_d ∩ L_t, S_d ← {t, threadof(TS_d)}.
+			return share(SharedRead, c, a, c.TS, locks, env), false
+		}
+		if locks != 0 {
+			return share(SharedModified, c, a, a.TS, locks, env), false
 		}
 		return race(c)
 

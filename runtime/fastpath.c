@@ -29,6 +29,10 @@
  * shadow.c's. */
 int hg_detect;
 uint64_t hg_epochs[HG_MAX_THREADS];
+uint64_t hg_locks[HG_MAX_THREADS];
+
+/* a lockset the fast path does not know (hg_thread_locks): no cell's */
+#define HG_LOCKS_UNKNOWN 0xfffffffeu
 
 __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t *p, uint64_t n, struct hg_thread *t)
 {
@@ -44,8 +48,11 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * to Exclusive-Read or Exclusive-Write with the current epoch, exactly as
  * both state machines do when the previous access happens before this one.
  * A read after a write in the same segment keeps Exclusive-Write (see
- * detector.access). Most accesses to thread-private data end here. It
- * returns 0, and the event goes to the Go side, for anything else.
+ * detector.access). The owner's lockset E_d in word 1 (msm, choice 13)
+ * must stay as it is: in the same segment it meets the access's lockset
+ * (it is empty or equal to it), in a new one it is replaced by it (equal).
+ * Most accesses to thread-private data end here. It returns 0, and the
+ * event goes to the Go side, for anything else.
  *
  * The update is a compare-and-swap of word 0 without the Go side's stripe
  * lock: if another thread's access to the same cell is being processed in
@@ -72,18 +79,10 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
  * and 3, runtime/detect's step and remember) learns of the access, so that
  * a later report names it. Out of line: it runs once per location and
  * segment at most. */
-HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m)
+HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks, int same)
 {
-	/* Which locks guard the access is the Go side's knowledge; here only
-	 * "none" is known for sure: the thread is outside any lock-protected
-	 * region (regions are tracked when lsd or handoff is on). Inside one,
-	 * the history keeps what the Go side recorded, with its lockset. */
-	uint64_t locks = SH_ACCESS_LOCKS_UNKNOWN;
-	if (hg_opts.lsd != 0 || hg_opts.handoff) {
-		if (hg_self->recording)
-			return;
-		locks = 0; /* the empty lockset */
-	}
+	if (locks >= SH_ACCESS_LOCKS_UNKNOWN)
+		locks = SH_ACCESS_LOCKS_UNKNOWN;
 	uint64_t lg = 0, pc = HG_INFO_PC(info);
 	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT); /* m: the bytes, in place in word 0 */
 	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
@@ -93,22 +92,33 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
 		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
+	/* runtime/detect's remember: the owner's previous access in the same
+	 * segment stays when it differs in kind or locks. Another thread's
+	 * access in word 2 (its step raced with this one) is not moved to
+	 * word 3: word 1 would have to learn its clock (detect's pastClock),
+	 * and only the Go side writes word 1. */
 	uint64_t latest = cell[2];
-	if (latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != tid)
+	const uint64_t key = 0xfull << SH_ACCESS_FLAG_SHIFT | ~0ull << SH_ACCESS_LOCKS_SHIFT;
+	if (same && latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid && ((latest ^ acc) & key))
 		cell[3] = latest;
 	cell[2] = acc;
 }
 
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
-											    uint64_t m, uint32_t write, uint64_t info)
+											    uint64_t m, uint32_t write, uint64_t info,
+											    uint32_t locks)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
+	uint32_t owner = (uint32_t)__atomic_load_n(&cell[1], __ATOMIC_RELAXED); /* E_d */
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
-		return 1; /* the common case: nothing changes */
+		return owner == locks || owner == 0; /* the common case: nothing changes */
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
+	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
+	if (locks == HG_LOCKS_UNKNOWN || (owner != locks && (!same || owner != 0)))
+		return 0; /* E_d changes, or the history would not know the locks: the Go side */
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
 	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
@@ -116,8 +126,23 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 1;
 	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	hg_history(cell, info, epoch >> SH_TID_SHIFT, m);
+	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, same);
 	return 1;
+}
+
+/* hg_thread_locks is the lockset id that guards an access of t (detect's
+ * thread.accessOf: write-mode locks for a write), as far as the fast path
+ * knows it: none when the thread holds no lock; hg_locks when no lock event
+ * waits in the buffer; else HG_LOCKS_UNKNOWN, which matches no cell. */
+__attribute__((target("general-regs-only"), always_inline)) static inline uint32_t hg_thread_locks(struct hg_thread *t,
+												   uint32_t write)
+{
+	if (t->nheld == 0)
+		return 0;
+	if (!t->locks_known)
+		return HG_LOCKS_UNKNOWN;
+	uint64_t held = hg_locks[t->tid];
+	return write ? (uint32_t)(held >> 32) : (uint32_t)held;
 }
 
 /* hg_handled applies the fast path to an access within one granule or to
@@ -136,13 +161,14 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
+	uint32_t locks = hg_thread_locks(t, write);
 	if (off + size <= 4 && size != 0)
-		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info);
+		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks);
 	/* whole granules (8-byte words, vectors of up to 32 bytes) in one chunk */
 	if (off != 0 || (size & 3) != 0 || size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	for (uint64_t *end = cell + SH_CELL_WORDS * (size >> 2); cell < end; cell += SH_CELL_WORDS)
-		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write, info))
+		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write, info, locks))
 			return 0;
 	return 1;
 }

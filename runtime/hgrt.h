@@ -91,6 +91,12 @@ struct hg_thread {
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
+	/* What the fast path knows of the thread's locks (fastpath.c,
+	 * hg_handled): how many are held (lock events minus unlock events),
+	 * and whether hg_locks[tid] is current (no lock event was buffered
+	 * since the last flush, which processes them). */
+	uint8_t locks_known;
+	int32_t nheld;
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
@@ -124,6 +130,9 @@ extern struct hg_options hg_opts; /* start.c */
  * epochs.go) and the shadow memory's directory (shadow.c; package shadow:
  * 4-byte granules, 32-byte cells, 4 MiB chunks). */
 extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
+/* Each thread's lockset ids (runtime/detect, Host.PublishLocks): all locks
+ * held in the low half, those held in write mode in the high half. */
+extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 
 /* The C functions the Go side calls. */

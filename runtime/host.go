@@ -19,6 +19,8 @@ var _ detect.Host = cHost{}
 
 func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 
+func (cHost) PublishLocks(tid int32, held, writeHeld uint32) { publishLocks(tid, held, writeHeld) }
+
 func (cHost) Print(s string) {
 	cs := C.CString(s)
 	C.hg_print(cs)

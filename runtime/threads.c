@@ -122,6 +122,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 		t->n = 0;
 		if (hgGoFlush(t->tid, t->buf, n, t) > 0)
 			t->want_stack = 1;
+		t->locks_known = 1; /* its lock events are processed: hg_locks is current */
 	}
 	if (t->want_stack && can_stack)
 		hg_stack_now(t);

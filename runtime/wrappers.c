@@ -166,11 +166,16 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		t->nest_mark[t->nnest++] = t->nrec_w;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
+	t->nheld++;
+	t->locks_known = 0;
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
+	if (t->nheld > 0)
+		t->nheld--;
+	t->locks_known = 0;
 }
 
 /* hg_published: the record's writes from index n on went to the Go side

@@ -45,8 +45,11 @@ func Word0State(w uint64) uint8 { return uint8(w >> StateShift) }
 // Touched is the touched mask of word 0, shifted down to bits 0-3.
 func Touched(w uint64) uint8 { return uint8((w & TouchedMask) >> TouchedShift) }
 
-// Cell word 1: lockset id (low 32) | threadset id (high 32). A split cell
-// holds the offset of its side cells there instead.
+// Cell word 1: lockset id (low 32) | threadset id (high 32). In the
+// exclusive states the lockset is the owner's (msm, choice 13) and the
+// high half, where they keep no threadset, the clock of the history's
+// other access when it is a past owner's (runtime/detect, pastClock). A
+// split cell holds the offset of its side cells there instead.
 
 // PackSets builds word 1 of a cell: lockset id (low 32) | threadset id (high 32).
 func PackSets(lockset, threadset uint32) uint64 { return uint64(lockset) | uint64(threadset)<<32 }

@@ -87,6 +87,17 @@ func (d *Detector) markSync(addr, size uint64) {
 	d.mem.Unlock(addr)
 }
 
+// touchesSync reports whether [addr, addr+size) touches a
+// synchronisation variable, whose plain reads acquire (syncAccess).
+func (d *Detector) touchesSync(addr, size uint64) bool {
+	for g := addr &^ (shadow.GranuleSize - 1); g < addr+size; g += shadow.GranuleSize {
+		if c := d.mem.Cell(g); c != nil && shadow.Word0State(atomic.LoadUint64(&c[0])) == uint8(msm.Spin) {
+			return true
+		}
+	}
+	return false
+}
+
 // syncAccess handles a plain access to a synchronisation variable (cell c
 // in state msm.Spin): a read acquires what atomics released at addr, a
 // write releases there. It reports whether c was one.
@@ -153,7 +164,7 @@ func (d *Detector) unchanged(t *thread, c *[shadow.CellWords]uint64, a msm.Acces
 		return false
 	}
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
-		return true // see step
+		return msm.Meet(t.env, cur.Locks, a.Locks) == cur.Locks // see step
 	}
 	if !msm.HasThreadset(cur.State) {
 		// Exclusive to another thread (the C fast path takes this
@@ -205,7 +216,14 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		// conflicts with parallel reads, so the location stays in
 		// Exclusive-Write (the dissertation's machines would move to
 		// Exclusive-Read and forget the write). The fast path relies
-		// on it too.
+		// on it too. The owner's lockset still meets the read's (msm,
+		// choice 13); a read that shrinks it is the access a parallel
+		// write would race with, so the history learns of it.
+		locks := msm.Meet(t.env, cur.Locks, a.Locks)
+		if locks != cur.Locks {
+			cur.Locks = locks
+			c[2], c[3] = remember(c[2], c[3], prevWord, true)
+		}
 		storeCell(c, cur, touched)
 		return stepResult{}
 	}
@@ -218,23 +236,91 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		if partner = d.conflicting(c[2], c[3], t.tid, a, bytes); partner == 0 {
 			next, race = cur, false
 		}
+	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
+		next, race = cur, true
+		next.State = msm.Race
+	}
+	sameSegment := cur.TS == a.TS && exclusive(next.State)
+	latest, other := remember(c[2], c[3], prevWord, sameSegment)
+	if exclusive(next.State) {
+		next.Threads = msm.ThreadsetID(pastClock(c, cur, other))
 	}
 	storeCell(c, next, touched)
-	c[2], c[3] = remember(c[2], c[3], prevWord)
+	c[2], c[3] = latest, other
 	return stepResult{race: race, prev: partner, next: next}
 }
 
-// The access history in words 2 and 3 of a cell (shadow/cell.go): the
-// latest access that changed the location's state, and the latest one by
-// another thread. A read that follows a write in the same segment leaves
-// the state as it is (step) and the history too, so the write stays; a
-// read in a later segment replaces it, as the state machine's exclusive
-// state does. The C fast path records its state changes the same way
-// (fastpath.c, hg_history).
+func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }
 
-// remember adds access p to the history (latest, other).
-func remember(latest, other, p uint64) (uint64, uint64) {
-	if latest == 0 || accessTID(latest) == accessTID(p) {
+// The past owner. When a location changes owner through happens-before
+// (Exclusive-Write of thread A, then thread B's access ordered after it),
+// the state machines forget A's access: B's segment now stands for the
+// location. A third thread C that is ordered after B's access is ordered
+// after A's too, but one that is not may still be unordered with A's
+// write, and the machines only compare C with B (a read after a read:
+// Shared-Read, no race). The history keeps A's access in word 3; word 1's
+// upper half, free in the exclusive states (they carry no threadset),
+// keeps its clock, so that C's access is checked against it as well.
+// The verdict on A and C then no longer depends on whether B's access was
+// processed between them. 0 means unknown (no check): word 3 is not
+// another thread's, or its clock does not fit 32 bits.
+
+// pastClock is the clock of the history's other access (word 3 once the
+// step is done: other) while the location is exclusive: kept when word 3
+// stays, the clock of the segment that owned the location when word 2,
+// its access, moves to word 3.
+func pastClock(c *[shadow.CellWords]uint64, cur msm.Cell, other uint64) uint32 {
+	if !exclusive(cur.State) {
+		return 0
+	}
+	switch {
+	case other == c[3]:
+		return uint32(cur.Threads)
+	case other == c[2] && accessTID(other) == epochTID(cur.TS):
+		if clock := uint64(cur.TS) & shadow.CellClockMask; clock < 1<<32 {
+			return uint32(clock)
+		}
+	}
+	return 0
+}
+
+// pastConflict is the past owner's access (word 3) that access a by t
+// races with, if any: the location is exclusive to another thread, word
+// 3 is a third thread's access with a known clock that t is not ordered
+// after, and the two conflict (conflicting).
+func (d *Detector) pastConflict(t *thread, c *[shadow.CellWords]uint64, cur msm.Cell, a msm.Access, bytes uint64) uint64 {
+	h := c[3]
+	if !exclusive(cur.State) || cur.Threads == 0 || h == 0 {
+		return 0
+	}
+	tid := accessTID(h)
+	if tid == epochTID(cur.TS) || t.vc.Get(tid) >= uint64(cur.Threads) {
+		return 0
+	}
+	return d.conflicting(0, h, t.tid, a, bytes)
+}
+
+// The access history in words 2 and 3 of a cell (shadow/cell.go): the
+// latest access that changed the location's state, and before it the
+// latest one by another thread, or, while the location stays exclusive
+// within one segment of its owner, the owner's previous access in that
+// segment when the two differ in kind or locks. A read that follows a
+// write in the same segment leaves the state as it is (step) and the
+// history too, so the write stays, unless the read shrinks the owner's
+// lockset. Two accesses of the owner's segment matter because either can
+// be the one a parallel access conflicts with (a locked write after an
+// unlocked read); an access of an earlier segment may be ordered before
+// the parallel one and is not kept. The C fast path records its state
+// changes the same way (fastpath.c, hg_history).
+
+// historyKey is what makes two accesses of one thread worth keeping
+// both: their kind (flags) and their lockset.
+const historyKey = uint64(0xf)<<shadow.AccessFlagShift | (1<<64-1)>>shadow.AccessLocksShift<<shadow.AccessLocksShift
+
+// remember adds access p to the history (latest, other); sameSegment says
+// the location stays exclusive to the segment of latest, which p is in.
+func remember(latest, other, p uint64, sameSegment bool) (uint64, uint64) {
+	if latest == 0 || accessTID(latest) == accessTID(p) && (!sameSegment || (latest^p)&historyKey == 0) {
 		return p, other
 	}
 	return p, latest

@@ -78,7 +78,7 @@ func (c *condState) load(r Region) {
 // producer. runtime/wrappers.c hands such a region to the Go side before
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
-func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex, own bool) {
+func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bool) {
 	wr := d.opts.LSD == "wr"
 	publish := d.opts.Handoff || wr && cvMutex
 	joinReads := wr && t.cond.waited
@@ -91,7 +91,7 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, cvMutex, own bool) {
 		d.wrSeg.joinInto(t, t.cond.reads)
 	}
 	if publish && len(t.cond.writes) > 0 {
-		d.wrSeg.put(d.segmentOf(t, mutex, t.cond.writes))
+		d.wrSeg.put(d.segmentOf(t, mutex, exclusive, t.cond.writes))
 	}
 	d.tick(t)
 	t.cond.end()
@@ -106,7 +106,7 @@ func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
 		if len(t.cond.writes) > 0 {
-			d.wrSeg.put(d.segmentOf(t, t.regionMutex, t.cond.writes))
+			d.wrSeg.put(d.segmentOf(t, t.regionMutex, !t.regionRead, t.cond.writes))
 		}
 	}
 	// The signal took the region's writes: the C side empties its record

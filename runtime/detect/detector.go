@@ -51,6 +51,7 @@ type thread struct {
 	cond        condState      // lock-protected region recording (cond.go)
 	snap        *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
 	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
+	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
 	pending     []string       // reports waiting for the thread's stack (reporter.emit)
 	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
 }

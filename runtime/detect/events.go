@@ -11,14 +11,15 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 		return 0
 	}
 	t.rec = rec
-	for _, e := range events {
-		d.event(t, e)
+	for i, e := range events {
+		d.event(t, e, events[i+1:])
 	}
 	return d.rep.pendingCount(t)
 }
 
-// event dispatches one event on its info word's flags.
-func (d *Detector) event(t *thread, e Event) {
+// event dispatches one event on its info word's flags; rest are the
+// events that follow it in the batch.
+func (d *Detector) event(t *thread, e Event, rest []Event) {
 	pc, size, flags := abi.SplitInfo(e.Info)
 	switch {
 	case flags&(abi.Lock|abi.Unlock) != 0:
@@ -41,13 +42,48 @@ func (d *Detector) event(t *thread, e Event) {
 		if flags&abi.Read != 0 && t.cond.recording {
 			d.handoffRead(t, e.Addr)
 		}
+		if flags&abi.Write == 0 && writtenNext(rest, e.Addr, n) && !d.touchesSync(e.Addr, n) {
+			return
+		}
 		d.access(t, e.Addr, n, pc, uint8(flags))
 	}
+}
+
+// writtenLookahead bounds the events writtenNext looks at.
+const writtenLookahead = 16
+
+// writtenNext reports whether a read of [addr, addr+n) is followed, in
+// the same segment and under the same locks, by a write that covers it:
+// the next events up to the first that is not a plain access. Such a read
+// (the load of x += v, or of any read-modify-write the compiler did not
+// fuse) needs no check of its own: everything it conflicts with, the
+// write conflicts with too. Checking the two as one access also keeps
+// another thread's access from being processed between them, which would
+// put the location in Shared-Read on the read and let the write pass
+// unchecked against that thread (MSM-short compares a write in
+// Shared-Read with one reader's segment only).
+func writtenNext(rest []Event, addr, n uint64) bool {
+	for i := 0; i < len(rest) && i < writtenLookahead; i++ {
+		_, size, flags := abi.SplitInfo(rest[i].Info)
+		if flags&^(abi.Read|abi.Write) != 0 {
+			return false // a synchronisation, heap, hook or atomic event
+		}
+		m := uint64(size)
+		if rest[i].Len != 0 {
+			m = rest[i].Len
+		}
+		if flags&abi.Write != 0 && rest[i].Addr <= addr && addr+n <= rest[i].Addr+m {
+			return true
+		}
+	}
+	return false
 }
 
 // lockEvent changes t's locksets and begins or ends its lock-protected
 // region; mode holds the abi.Lock* bits.
 func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
+	// a lock held in read mode only orders nothing its holders write
+	exclusive := !lock && d.locks.Contains(t.writeHeld, addr)
 	if lock {
 		d.lock(t, addr, mode&abi.LockRead == 0)
 	} else {
@@ -56,12 +92,12 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 	switch {
 	case lock && mode&abi.LockBegin != 0:
 		t.cond.begin()
-		t.regionMutex = addr
+		t.regionMutex, t.regionRead = addr, mode&abi.LockRead != 0
 	case !lock && mode&abi.LockNested != 0,
 		!lock && mode&abi.LockWait != 0 && mode&abi.LockRecord != 0:
-		d.publishSince(t, addr, int(mode>>abi.LockMarkShift))
+		d.publishSince(t, addr, exclusive, int(mode>>abi.LockMarkShift))
 	case !lock && mode&abi.LockEnd != 0:
-		d.regionEnd(t, addr, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
+		d.regionEnd(t, addr, exclusive, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
 	}
 }
 

@@ -66,15 +66,19 @@ func (s *wrSeg) has(a uint64) bool {
 }
 
 // segmentOf makes the segment t publishes for the variables addrs, as
-// written under mutex (being released) and the locks t still holds.
-func (d *Detector) segmentOf(t *thread, mutex uint64, addrs []uint64) *wrSeg {
+// written under mutex (being released; exclusive says it was held in
+// write mode) and the locks t still holds in write mode. A lock held only
+// for reading is left out: its other holders may have run at the same
+// time, so taking it after this thread does not order their reads after
+// these writes (a write under a read lock is itself a race).
+func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool, addrs []uint64) *wrSeg {
 	tid := uint16(t.tid)
 	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), addrs: append([]uint64(nil), addrs...)}
-	if mutex != 0 {
+	if mutex != 0 && exclusive {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
 	for m, n := range t.depth {
-		if n > 0 && m != mutex {
+		if n > 0 && m != mutex && d.locks.Contains(t.writeHeld, m) {
 			seg.mutexes = append(seg.mutexes, m)
 		}
 	}
@@ -124,13 +128,13 @@ func (t *thread) joinSeg(seg *wrSeg) {
 // result on a queue under the scheduler's mutex and then waits on a
 // condition variable for more work hands the result to whichever thread
 // takes the mutex while it sleeps; its region has not ended yet.
-func (d *Detector) publishSince(t *thread, mutex uint64, mark int) {
+func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark int) {
 	if !d.opts.Handoff {
 		return
 	}
 	t.cond.load(t.rec)
 	if mark < len(t.cond.writes) {
-		d.wrSeg.put(d.segmentOf(t, mutex, t.cond.writes[mark:]))
+		d.wrSeg.put(d.segmentOf(t, mutex, exclusive, t.cond.writes[mark:]))
 		d.tick(t)
 	}
 }

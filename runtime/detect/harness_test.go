@@ -28,6 +28,8 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 	h.mu.Unlock()
 }
 
+func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32) {}
+
 func (h *fakeHost) Print(s string) {
 	h.mu.Lock()
 	h.out.WriteString(s)

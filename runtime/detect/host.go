@@ -14,6 +14,12 @@ type Host interface {
 	// creator (ThreadCreate, with the detector's table lock held) before
 	// tid runs; never for one tid from two threads at once.
 	PublishEpoch(tid int32, epoch uint64)
+	// PublishLocks stores the lockset ids thread tid holds (all its locks,
+	// and those held in write mode) where the C fast path reads them: it
+	// keeps an exclusive location's owner lockset (msm, choice 13) without
+	// the Go side while it does not change. Called by thread tid itself
+	// whenever they change; a new thread starts with both empty (0).
+	PublishLocks(tid int32, held, writeHeld uint32)
 	// Print writes one report or message (possibly several lines, each
 	// ending in a newline) to the runtime's output, whole: lines of
 	// concurrent calls must not interleave. It may be called with the

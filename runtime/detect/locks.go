@@ -17,6 +17,7 @@ func (d *Detector) lock(t *thread, addr uint64, write bool) {
 	if write {
 		t.writeHeld = d.locks.Add(t.writeHeld, addr)
 	}
+	d.host.PublishLocks(t.tid, t.held, t.writeHeld)
 }
 
 // unlock removes a lock from t's locksets when its last hold is released.
@@ -28,4 +29,5 @@ func (d *Detector) unlock(t *thread, addr uint64) {
 	delete(t.depth, addr)
 	t.held = d.locks.Remove(t.held, addr)
 	t.writeHeld = d.locks.Remove(t.writeHeld, addr)
+	d.host.PublishLocks(t.tid, t.held, t.writeHeld)
 }

@@ -12,7 +12,10 @@ func TestMSMLongAndShort(t *testing.T) {
 		t1 := b.create(0, 0x500)
 		t2 := b.create(0, 0x510)
 		b.flush(t1, rd(x, 4, 0x1001))
-		b.flush(t2, rd(x, 4, 0x2001), wr(x, 4, 0x2002))
+		// two batches: in one, the read would be checked as part of
+		// the write (writtenNext)
+		b.flush(t2, rd(x, 4, 0x2001))
+		b.flush(t2, wr(x, 4, 0x2002))
 	}
 	b := newBench(t, "msm=short")
 	trace(b)

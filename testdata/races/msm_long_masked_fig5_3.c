@@ -2,7 +2,7 @@
  * racy: GLOB
  * figure: dissertation fig. 5.3
  * needs: lib
- * known-miss: MSM-long (dissertation table 5.2 counts the report as a false positive)
+ * known-miss: MSM-long as the dissertation defines it (table 5.2 counts the report as a false positive)
  * expect-exit: 0
  */
 /* Fig. 5.3 as printed (sleeps scaled to 20 ms/40 ms, printf(GLOB) replaced
