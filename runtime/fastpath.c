@@ -93,12 +93,12 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
 		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
 	/* runtime/detect's remember: the owner's previous access in the same
-	 * segment stays when it differs in kind or locks. Another thread's
+	 * segment stays when it differs in kind, bytes or locks. Another thread's
 	 * access in word 2 (its step raced with this one) is not moved to
 	 * word 3: word 1 would have to learn its clock (detect's pastClock),
 	 * and only the Go side writes word 1. */
 	uint64_t latest = cell[2];
-	const uint64_t key = 0xfull << SH_ACCESS_FLAG_SHIFT | ~0ull << SH_ACCESS_LOCKS_SHIFT;
+	const uint64_t key = ~0ull << SH_ACCESS_FLAG_SHIFT; /* kind, bytes, locks */
 	if (same && latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid && ((latest ^ acc) & key))
 		cell[3] = latest;
 	cell[2] = acc;

@@ -130,7 +130,14 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 	defer d.mem.Unlock(g)
 	if !shadow.IsSplit(c) {
 		touched := uint64(shadow.Touched(c[0]))
-		if touched&mask != 0 || !d.splits(t, c, touched) || d.mem.Split(c) == nil {
+		whole := touched&mask != 0 || !d.splits(t, c, touched)
+		if whole && touched&^mask != 0 && d.racesOn(t, c, a) {
+			// A race on some of the granule's bytes must not end the
+			// checks of the others (Race absorbs): a one-byte flag and
+			// its neighbour written by the same thread.
+			whole = false
+		}
+		if whole || d.mem.Split(c) == nil {
 			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift)
 		}
 	}
@@ -173,6 +180,17 @@ func (d *Detector) unchanged(t *thread, c *[shadow.CellWords]uint64, a msm.Acces
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	return !race && next == cur
+}
+
+// racesOn says whether the state machine would call access a to cell c
+// a race.
+func (d *Detector) racesOn(t *thread, c *[shadow.CellWords]uint64, a msm.Access) bool {
+	cur := loadCell(c)
+	if cur.State == msm.Race || msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
+		return false
+	}
+	_, race := msm.Step(d.machine, cur, a, t.env)
+	return race
 }
 
 // splits says whether an access by t to bytes of cell c outside its
@@ -304,7 +322,7 @@ func (d *Detector) pastConflict(t *thread, c *[shadow.CellWords]uint64, cur msm.
 // latest access that changed the location's state, and before it the
 // latest one by another thread, or, while the location stays exclusive
 // within one segment of its owner, the owner's previous access in that
-// segment when the two differ in kind or locks. A read that follows a
+// segment when the two differ in kind, bytes or locks. A read that follows a
 // write in the same segment leaves the state as it is (step) and the
 // history too, so the write stays, unless the read shrinks the owner's
 // lockset. Two accesses of the owner's segment matter because either can
@@ -314,8 +332,9 @@ func (d *Detector) pastConflict(t *thread, c *[shadow.CellWords]uint64, cur msm.
 // changes the same way (fastpath.c, hg_history).
 
 // historyKey is what makes two accesses of one thread worth keeping
-// both: their kind (flags) and their lockset.
-const historyKey = uint64(0xf)<<shadow.AccessFlagShift | (1<<64-1)>>shadow.AccessLocksShift<<shadow.AccessLocksShift
+// both: their kind (flags), bytes (size and offset) and lockset, the
+// access word's fields above the thread id.
+const historyKey = (1<<64 - 1) >> shadow.AccessFlagShift << shadow.AccessFlagShift
 
 // remember adds access p to the history (latest, other); sameSegment says
 // the location stays exclusive to the segment of latest, which p is in.

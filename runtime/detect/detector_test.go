@@ -318,3 +318,16 @@ func TestReadThenWriteChecked(t *testing.T) {
 		t.Error("writtenNext: wrong look-ahead")
 	}
 }
+
+// A race on one byte of a granule does not end the checks of its other
+// bytes: a one-byte flag and its neighbour, both written by one thread,
+// then read and written by another without synchronisation.
+func TestRaceOnOneByteKeepsNeighbour(t *testing.T) {
+	b := newBench(t, "")
+	w := b.create(0, 0x500)
+	b.flush(w, wr(x, 1, 0x1001), wr(x+1, 1, 0x1002))
+	b.flush(0, rd(x, 1, 0x101))
+	b.flush(0, wr(x+1, 1, 0x102))
+	races, out := b.finish()
+	wantReports(t, races, out, 2, "Read of size 1 at 0x10000 by thread T0:\n", "Write of size 1 at 0x10001 by thread T0:\n")
+}
