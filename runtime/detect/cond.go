@@ -91,7 +91,7 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 		d.wrSeg.joinInto(t, t.cond.reads)
 	}
 	if publish && len(t.cond.writes) > 0 {
-		d.wrSeg.put(d.segmentOf(t, mutex, exclusive, t.cond.writes))
+		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes))
 	}
 	d.tick(t)
 	t.cond.end()
@@ -106,7 +106,7 @@ func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
 		if len(t.cond.writes) > 0 {
-			d.wrSeg.put(d.segmentOf(t, t.regionMutex, !t.regionRead, t.cond.writes))
+			d.publish(d.segmentOf(t, t.regionMutex, !t.regionRead, t.cond.writes))
 		}
 	}
 	// The signal took the region's writes: the C side empties its record

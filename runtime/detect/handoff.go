@@ -134,7 +134,7 @@ func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark in
 	}
 	t.cond.load(t.rec)
 	if mark < len(t.cond.writes) {
-		d.wrSeg.put(d.segmentOf(t, mutex, exclusive, t.cond.writes[mark:]))
+		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes[mark:]))
 		d.tick(t)
 	}
 }
@@ -185,15 +185,40 @@ func (w *wrSegs) slot(a uint64) *wrSlot {
 	return &w.slots[(a>>2)*0x9e3779b97f4a7c15>>48]
 }
 
-// put makes seg the segment of each of its variables.
-func (w *wrSegs) put(seg *wrSeg) {
-	e := uint64(shadow.MakeEpoch(seg.tid, seg.clock))
+// publish makes seg the segment of each of its variables. Without
+// hand-offs, a variable's new segment also carries the one it replaces
+// (chained): the region that wrote it last under a mutex usually read the
+// value the earlier regions left there (a completion counter incremented
+// by each pool worker), and a condition waiter that reads it must be
+// ordered after all of them, as it is with hand-offs, where each writer
+// joined the previous one when it read the variable.
+func (d *Detector) publish(seg *wrSeg) {
 	for _, a := range seg.addrs {
-		s := w.slot(a)
-		s.seg.Store(seg)
-		s.epoch.Store(e)
-		s.addr.Store(a)
+		if old := d.wrSeg.get(a); !d.opts.Handoff && old != nil && old != seg {
+			d.wrSeg.putOne(a, chained(seg, old, a))
+		} else {
+			d.wrSeg.putOne(a, seg)
+		}
 	}
+}
+
+// chained is the segment of variable a alone that seg publishes, carrying
+// the past of old, the one it replaces.
+func chained(seg, old *wrSeg, a uint64) *wrSeg {
+	vc := seg.vc.Copy()
+	vc.Join(old.vc)
+	if vc.Get(old.tid) < old.clock {
+		vc.Set(old.tid, old.clock)
+	}
+	return &wrSeg{vc: vc, tid: seg.tid, clock: seg.clock, mutexes: seg.mutexes, addrs: []uint64{a}}
+}
+
+// putOne makes seg the segment of its variable a.
+func (w *wrSegs) putOne(a uint64, seg *wrSeg) {
+	s := w.slot(a)
+	s.seg.Store(seg)
+	s.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
+	s.addr.Store(a)
 }
 
 // epoch is the writer's epoch of the segment published for a, if any.
