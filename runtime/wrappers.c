@@ -216,8 +216,10 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
  * the Go side before the mutex is released: the next
  * thread to take the mutex may be a waiter that follows the write/read
  * relations this region's writes create (runtime/detect/cond.go), for instance
- * when the signal is sent after the unlock. Other unlocks travel in the
- * buffer like the locks. */
+ * when the signal is sent after the unlock. With lock hand-offs every
+ * region that wrote or read goes there too: its writes are handed to the
+ * next reader, its reads to the next writer (runtime/detect/handoff.go).
+ * Other unlocks travel in the buffer like the locks. */
 static void hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
@@ -232,7 +234,7 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	/* only recorded writes are published (a signal took the earlier ones);
 	 * a region that waited also follows the relations of what it read */
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-		    (t->waited && t->nrec_r > 0 && hg_opts.lsd == 2);
+		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff));
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
 	t->recording = t->waited = t->wrote = 0;
 	t->region_mutex = 0;

@@ -93,6 +93,9 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 	if publish && len(t.cond.writes) > 0 {
 		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes))
 	}
+	if d.opts.Handoff && len(t.cond.reads) > 0 {
+		d.rdSeg.put(d.readSegmentOf(t, mutex, t.cond.reads))
+	}
 	d.tick(t)
 	t.cond.end()
 }

@@ -30,6 +30,7 @@ type Detector struct {
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
 	wrSeg    *wrSegs // DS of the write/read relation (cond.go)
+	rdSeg    *rdSegs // the readers' side of lock hand-offs (handoff.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
 
@@ -66,7 +67,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
 		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
-		wrSeg: new(wrSegs)}
+		wrSeg: new(wrSegs), rdSeg: new(rdSegs)}
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}

@@ -42,6 +42,9 @@ func (d *Detector) event(t *thread, e Event, rest []Event) {
 		if flags&abi.Read != 0 && t.cond.recording {
 			d.handoffRead(t, e.Addr)
 		}
+		if flags&abi.Write != 0 && t.cond.recording {
+			d.handoffWrite(t, e.Addr, n)
+		}
 		if flags&abi.Write == 0 && writtenNext(rest, e.Addr, n) && !d.touchesSync(e.Addr, n) {
 			return
 		}

@@ -254,3 +254,137 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 	}
 	return found
 }
+
+// Reverse hand-offs. A region that reads what an earlier region of
+// another thread wrote under the same mutex is ordered after it (above);
+// so is a region that writes what an earlier region read: the reader's
+// region released the mutex before the writer's took it, or the reader
+// would have seen the write. A registry whose readers look an object up
+// and use it under the mutex, and whose remover unlinks the object under
+// the mutex and deletes it after unlocking, depends on it: the remover's
+// region writes (or frees) the links and entries the readers' regions
+// read, and its later delete is ordered after the readers' uses. So is
+// a map swapped under a lock and destroyed outside it. Regions that read
+// publish their recorded reads (rdSegs); a write in a region (a free
+// made there counts, for the block's first bytes) joins the segments
+// published for what it writes, if the writer holds one of the mutexes
+// the reader held.
+
+// readSegmentOf makes the segment t publishes for the variables it read
+// in its region: under mutex (being released) and every lock t still
+// holds, in either mode (a reader under a read lock is ordered before the
+// next writer).
+func (d *Detector) readSegmentOf(t *thread, mutex uint64, addrs []uint64) *wrSeg {
+	tid := uint16(t.tid)
+	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), addrs: append([]uint64(nil), addrs...)}
+	if mutex != 0 {
+		seg.mutexes = append(seg.mutexes, mutex)
+	}
+	for m, n := range t.depth {
+		if n > 0 && m != mutex {
+			seg.mutexes = append(seg.mutexes, m)
+		}
+	}
+	return seg
+}
+
+// handoffWrite runs before t's write of [addr, addr+size) inside a
+// lock-protected region: t joins the published read segments of the
+// words written (the first handoffWriteWords) whose readers held a mutex
+// t holds now in write mode.
+func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
+	if !d.opts.Handoff || !d.opts.Lib {
+		return
+	}
+	joined := false
+	end := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
+	for a := addr &^ (shadow.GranuleSize - 1); a < end; a += shadow.GranuleSize {
+		for _, seg := range d.rdSeg.get(a) {
+			if seg != nil && seg.tid != uint16(t.tid) && t.vc.Get(seg.tid) < seg.clock && d.writeHeldBy(seg, t) {
+				t.joinSeg(seg)
+				joined = true
+			}
+		}
+	}
+	if joined {
+		d.tick(t)
+	}
+}
+
+// writeHeldBy reports whether t holds, in write mode, one of the mutexes
+// seg was read under: a writer under a read lock may run at the same time
+// as the readers, and is ordered after none of them.
+func (d *Detector) writeHeldBy(seg *wrSeg, t *thread) bool {
+	for _, m := range seg.mutexes {
+		if d.locks.Contains(t.writeHeld, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// handoffWriteWords bounds the words of one write (a free: of the block's
+// start) that handoffWrite looks up.
+const handoffWriteWords = 64
+
+// rdSegs maps a variable to the segments of the last regions, of up to
+// rdWays different threads, that read it: a direct-mapped table without
+// locks, like wrSegs. A slot's entries may belong to other variables that
+// hash there (the table does not clear them); get keeps those that
+// published the variable asked for.
+type rdSegs struct {
+	slots [rdSlots][rdWays]atomic.Pointer[wrSeg]
+}
+
+const (
+	rdSlots = 1 << 14
+	rdWays  = 4
+)
+
+// rdSlotOf is the slot of a's granule: reads are recorded at their first
+// byte, writes looked up granule by granule.
+func rdSlotOf(a uint64) uint64 { return (a >> 2) * 0x9e3779b97f4a7c15 >> 50 }
+
+// put makes seg a reader segment of each of its variables, replacing the
+// same thread's earlier one, else an entry of another variable, else the
+// entry the variable's address picks.
+func (r *rdSegs) put(seg *wrSeg) {
+	for _, a := range seg.addrs {
+		ways := &r.slots[rdSlotOf(a)]
+		victim := -1
+		for i := range ways {
+			old := ways[i].Load()
+			if old == nil || old.tid == seg.tid || !old.hasGranule(a) {
+				victim = i
+				break
+			}
+		}
+		if victim < 0 {
+			victim = int(a>>2) % rdWays
+		}
+		ways[victim].Store(seg)
+	}
+}
+
+// get is the reader segments published for the granule of a (nil
+// entries for none).
+func (r *rdSegs) get(a uint64) (out [rdWays]*wrSeg) {
+	ways := &r.slots[rdSlotOf(a)]
+	for i := range ways {
+		if seg := ways[i].Load(); seg != nil && seg.hasGranule(a) {
+			out[i] = seg
+		}
+	}
+	return out
+}
+
+// hasGranule reports whether the segment published a variable in the
+// granule of a.
+func (s *wrSeg) hasGranule(a uint64) bool {
+	for _, x := range s.addrs {
+		if x>>2 == a>>2 {
+			return true
+		}
+	}
+	return false
+}

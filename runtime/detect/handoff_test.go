@@ -226,3 +226,49 @@ func TestHandOffWaitNested(t *testing.T) {
 		})
 	}
 }
+
+// registry plays readers that look an object up (the entry at head) and
+// use it under mu, and a remover that unlinks the entry under
+// removerMutex and frees the object after unlocking.
+func registry(t *testing.T, removerMutex uint64) (int, string) {
+	b := newBench(t, "")
+	r1, r2, rem := b.create(0, 0x500), b.create(0, 0x510), b.create(0, 0x520)
+	for i, r := range []int32{r1, r2} {
+		pc := uint32(0x1001 + 0x1000*i)
+		b.region(r).reads = []uint64{head, data}
+		b.flush(r, lock(mu, begin), rd(head, 8, pc), rd(data, 8, pc+1), unlock(mu, end))
+	}
+	b.region(rem).writes = []uint64{head}
+	b.flush(rem, lock(removerMutex, begin), wr(head, 8, 0x3001), unlock(removerMutex, end))
+	b.flush(rem, wr(data, 8, 0x3002))
+	return b.finish()
+}
+
+// Reverse hand-offs: a region that writes what earlier regions read under
+// the same mutex is ordered after them, so the remover's later release
+// of the object is not a race with the readers' uses.
+func TestHandOffReverse(t *testing.T) {
+	races, out := registry(t, mu)
+	wantReports(t, races, out, 0)
+}
+
+// Under another mutex the remover learns nothing from the readers: the
+// object's release races with their reads (and so does the entry).
+func TestHandOffReverseOtherMutex(t *testing.T) {
+	races, out := registry(t, mu2)
+	wantReports(t, races, out, 2, "Write of size 8 at 0x10100 by thread T3:\n", "Write of size 8 at 0x10300 by thread T3:\n")
+}
+
+// The hybrid's strength stays: regions that do not touch the same data
+// order nothing, so an unlocked write that only the order of two
+// critical sections separates from another thread's write is reported.
+func TestHandOffUnrelatedRegions(t *testing.T) {
+	b := newBench(t, "")
+	t1, t2 := b.create(0, 0x500), b.create(0, 0x510)
+	b.region(t1).reads = []uint64{flag}
+	b.flush(t1, wr(x, 4, 0x1001), lock(mu, begin), rd(flag, 4, 0x1002), unlock(mu, end))
+	b.region(t2).writes = []uint64{head}
+	b.flush(t2, lock(mu, begin), wr(head, 8, 0x2001), unlock(mu, end), wr(x, 4, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 1, "Write of size 4 at 0x10000 by thread T2:\n", "Previous write of size 4 by thread T1:\n")
+}

@@ -21,6 +21,9 @@ func (d *Detector) Free(tid int32, addr, size, pc uint64) int {
 	if t == nil {
 		return 0
 	}
+	if t.cond.recording {
+		d.handoffWrite(t, addr, min(size, freeCheckBytes))
+	}
 	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), abi.Write|accessFree)
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)
@@ -38,6 +41,9 @@ func (d *Detector) heapEvent(t *thread, addr, size, pc uint64, flags uint16) {
 	if flags&abi.Alloc != 0 {
 		d.heap.add(addr, size, pc, t.tid)
 	} else {
+		if t.cond.recording {
+			d.handoffWrite(t, addr, min(size, freeCheckBytes)) // a library's release, inside a region
+		}
 		d.heap.remove(addr)
 	}
 }
