@@ -139,12 +139,18 @@ int posix_memalign(void **out, size_t align, size_t n)
 #include <dlfcn.h>
 
 #define CXX_NEW(sym)                                                          \
+	static void *(*real_##sym)(size_t);                                   \
+	static void resolve_##sym(void)                                       \
+	{                                                                     \
+		if (!real_##sym)                                              \
+			real_##sym = (void *(*)(size_t))dlsym(RTLD_NEXT, #sym); \
+	}                                                                     \
+	/* at load time, as wrap.h's DEFINE_REAL */                           \
+	__attribute__((constructor)) static void preresolve_##sym(void) { resolve_##sym(); } \
 	void *sym(size_t n)                                                   \
 	{                                                                     \
-		static void *(*real)(size_t);                                 \
-		if (!real)                                                    \
-			real = (void *(*)(size_t))dlsym(RTLD_NEXT, #sym);     \
-		void *p = real(n);                                            \
+		resolve_##sym();                                              \
+		void *p = real_##sym(n);                                      \
 		hg_alloc(p, n, __builtin_return_address(0));                  \
 		return p;                                                     \
 	}

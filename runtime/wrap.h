@@ -26,6 +26,11 @@ static inline struct hg_thread *hg_active(void *ra)
 	return t;
 }
 
+/* The real function is resolved when the library is loaded (a
+ * constructor): resolving it inside a call can deadlock, for instance in a
+ * dl_iterate_phdr callback, where the loader's lock is held and dlsym needs
+ * it. Each wrapper still calls resolve_<name> first, for calls made before
+ * the constructor ran (other libraries' constructors). */
 #define REAL(name) real_##name
 #define DEFINE_REAL(ret, name, ...)                                   \
 	static ret (*real_##name)(__VA_ARGS__);                         \
@@ -33,7 +38,8 @@ static inline struct hg_thread *hg_active(void *ra)
 	{                                                               \
 		if (!real_##name)                                       \
 			real_##name = dlsym(RTLD_NEXT, #name);          \
-	}
+	}                                                               \
+	__attribute__((constructor)) static void preresolve_##name(void) { resolve_##name(); }
 
 #define RA __builtin_return_address(0)
 
