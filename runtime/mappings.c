@@ -1,0 +1,69 @@
+/* mappings.c: interposed mmap, mmap64, mremap and munmap.
+ *
+ * Memory that a mapping change gives back or (re)maps loses its shadow
+ * state: the next mapping at the same address starts as never accessed, so
+ * that its first users are not paired with the previous mapping's (another
+ * thread's accesses to memory that no longer exists). The reset is
+ * shadow.c's, in C (no Go call: these run anywhere, inside signal handlers
+ * and glibc's locked sections included).
+ */
+#define _GNU_SOURCE
+#include "wrap.h"
+
+#include <stdarg.h>
+#include <sys/mman.h>
+
+static void hg_forget(void *addr, size_t len)
+{
+	if (addr != MAP_FAILED && hg_detect)
+		hg_reset_cells((uint64_t)(uintptr_t)addr, len);
+}
+
+DEFINE_REAL(void *, mmap, void *, size_t, int, int, int, off_t)
+void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	resolve_mmap();
+	void *p = REAL(mmap)(addr, len, prot, flags, fd, off);
+	hg_forget(p, len);
+	return p;
+}
+
+DEFINE_REAL(void *, mmap64, void *, size_t, int, int, int, off_t)
+void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	resolve_mmap64();
+	void *p = REAL(mmap64)(addr, len, prot, flags, fd, off);
+	hg_forget(p, len);
+	return p;
+}
+
+DEFINE_REAL(void *, mremap, void *, size_t, size_t, int, void *)
+void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	resolve_mremap();
+	void *fixed = NULL;
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+		va_start(ap, flags);
+		fixed = va_arg(ap, void *);
+		va_end(ap);
+	}
+	void *p = REAL(mremap)(old, old_len, new_len, flags, fixed);
+	if (p != MAP_FAILED) {
+		/* the old range is gone; the contents that moved keep no
+		 * state (a race across the move goes unseen, none is made up) */
+		hg_forget(old, old_len);
+		hg_forget(p, new_len);
+	}
+	return p;
+}
+
+DEFINE_REAL(int, munmap, void *, size_t)
+int munmap(void *addr, size_t len)
+{
+	resolve_munmap();
+	int r = REAL(munmap)(addr, len);
+	if (r == 0)
+		hg_forget(addr, len);
+	return r;
+}
