@@ -199,8 +199,9 @@ DEFINE_REAL(ssize_t, recvfrom, int, void *, size_t, int, struct sockaddr *, sock
 DEFINE_REAL(ssize_t, recvmsg, int, struct msghdr *, int)
 
 /* FD_WRITE releases on fd's object before the call; FD_READ acquires it
- * after a call that returned data. The rest of the arguments are the real
- * function's. */
+ * after a call that returned data, and hands the thread's buffered events
+ * over before the call, which may block for the rest of the run
+ * (blocking.c). The rest of the arguments are the real function's. */
 #define FD_WRITE(name, fd, ...)                       \
 	{                                             \
 		resolve_##name();                     \
@@ -210,6 +211,7 @@ DEFINE_REAL(ssize_t, recvmsg, int, struct msghdr *, int)
 #define FD_READ(name, fd, ...)                        \
 	{                                             \
 		resolve_##name();                     \
+		hg_active(RA);                        \
 		ssize_t r = REAL(name)(__VA_ARGS__);  \
 		hg_fd_acquire(RA, fd, r);             \
 		return r;                             \

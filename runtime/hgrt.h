@@ -97,6 +97,10 @@ struct hg_thread {
 	 * since the last flush, which processes them). */
 	uint8_t locks_known;
 	int32_t nheld;
+	/* Signal handlers the thread is running (signals.c): in_rt is set
+	 * for their duration, and restored to sig_saved_rt. */
+	int32_t sig_depth;
+	int32_t sig_saved_rt;
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */

@@ -7,14 +7,15 @@
  * At start-up (a constructor that runs after the Go runtime's initialiser,
  * see TestRuntimeInitOrder) it reads HG_OPTIONS through the Go side, finds
  * the header hgrewrite left in the main program and fills its entry slots.
- * At exit it prints the statistics and the race summary and applies the
- * exit-status rule. Nothing here calls into Go in a forked child: a child
+ * At exit (the destructor, or _exit and _Exit, which skip it) it prints
+ * the statistics and the race summary and applies the exit-status rule. Nothing here calls into Go in a forked child: a child
  * inherits the Go runtime's locks but not its threads, so detection is
  * switched off there with a one-line notice.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "_cgo_export.h"
@@ -141,11 +143,14 @@ static void hg_print_stats(void)
 	hg_print(line);
 }
 
-__attribute__((destructor)) static void hg_fini(void)
+/* hg_finish ends detection (once): the calling thread's events go to the
+ * Go side, which prints the reports still waiting and the summary. It
+ * returns the number of races reported. */
+static int hg_finish(void)
 {
-	if (hg_hdr == NULL)
-		return;
-	int races = 0;
+	static int done, races;
+	if (hg_hdr == NULL || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
+		return races;
 	if (hg_detect) {
 		struct hg_thread *t = hg_current();
 		hg_flush(t);
@@ -154,8 +159,47 @@ __attribute__((destructor)) static void hg_fini(void)
 	}
 	if (hg_opts.stats)
 		hg_print_stats();
-	if (races > 0 && hg_opts.exitcode != 0) {
+	return races;
+}
+
+__attribute__((destructor)) static void hg_fini(void)
+{
+	if (hg_finish() > 0 && hg_opts.exitcode != 0) {
 		fflush(NULL); /* the program's buffered output must not be lost */
 		_exit(hg_opts.exitcode);
 	}
+}
+
+/* _exit and _Exit skip the destructors: detection ends here instead, with
+ * the same summary and exit status, and without flushing the program's
+ * stdio (the reason to call _exit). A forked child, where detection is
+ * off, goes straight through. */
+typedef void (*hg_exit_fn)(int);
+static hg_exit_fn hg_real_exit, hg_real_Exit; /* resolved at load: see wrap.h */
+
+__attribute__((constructor)) static void hg_resolve_exits(void)
+{
+	hg_real_exit = (hg_exit_fn)dlsym(RTLD_NEXT, "_exit");
+	hg_real_Exit = (hg_exit_fn)dlsym(RTLD_NEXT, "_Exit");
+}
+
+static void hg_exit_via(hg_exit_fn real, int status) __attribute__((noreturn));
+static void hg_exit_via(hg_exit_fn real, int status)
+{
+	if (hg_finish() > 0 && hg_opts.exitcode != 0)
+		status = hg_opts.exitcode;
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+void _exit(int status)
+{
+	hg_exit_via(hg_real_exit, status);
+}
+
+void _Exit(int status)
+{
+	hg_exit_via(hg_real_Exit, status);
 }
