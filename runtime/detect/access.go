@@ -240,7 +240,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		locks := msm.Meet(t.env, cur.Locks, a.Locks)
 		if locks != cur.Locks {
 			cur.Locks = locks
-			c[2], c[3] = remember(c[2], c[3], prevWord, true)
+			c[2], c[3], _ = remember(c[2], c[3], prevWord, true)
 		}
 		storeCell(c, cur, touched)
 		return stepResult{}
@@ -259,9 +259,9 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		next.State = msm.Race
 	}
 	sameSegment := cur.TS == a.TS && exclusive(next.State)
-	latest, other := remember(c[2], c[3], prevWord, sameSegment)
+	latest, other, moved := remember(c[2], c[3], prevWord, sameSegment)
 	if exclusive(next.State) {
-		next.Threads = msm.ThreadsetID(pastClock(c, cur, other))
+		next.Threads = msm.ThreadsetID(pastClock(c, cur, moved))
 	}
 	storeCell(c, next, touched)
 	c[2], c[3] = latest, other
@@ -283,18 +283,22 @@ func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrit
 // processed between them. 0 means unknown (no check): word 3 is not
 // another thread's, or its clock does not fit 32 bits.
 
-// pastClock is the clock of the history's other access (word 3 once the
-// step is done: other) while the location is exclusive: kept when word 3
-// stays, the clock of the segment that owned the location when word 2,
-// its access, moves to word 3.
-func pastClock(c *[shadow.CellWords]uint64, cur msm.Cell, other uint64) uint32 {
+// pastClock is the clock of the history's other access (word 3) once the
+// step is done, while the location is exclusive; moved says the step
+// moved word 2 there. A moved access that was the owner's gets the clock
+// of the segment that owned the location; a word 3 that stays keeps its
+// clock if it is a past owner's. Word 3 can also hold the owner's own
+// earlier access (the same segment's other kind, put there by this side
+// or the C fast path, which leave word 1 alone): its clock is not known.
+func pastClock(c *[shadow.CellWords]uint64, cur msm.Cell, moved bool) uint32 {
 	if !exclusive(cur.State) {
 		return 0
 	}
+	owner := epochTID(cur.TS)
 	switch {
-	case other == c[3]:
+	case !moved && c[3] != 0 && accessTID(c[3]) != owner:
 		return uint32(cur.Threads)
-	case other == c[2] && accessTID(other) == epochTID(cur.TS):
+	case moved && accessTID(c[2]) == owner:
 		if clock := uint64(cur.TS) & shadow.CellClockMask; clock < 1<<32 {
 			return uint32(clock)
 		}
@@ -338,11 +342,12 @@ const historyKey = (1<<64 - 1) >> shadow.AccessFlagShift << shadow.AccessFlagShi
 
 // remember adds access p to the history (latest, other); sameSegment says
 // the location stays exclusive to the segment of latest, which p is in.
-func remember(latest, other, p uint64, sameSegment bool) (uint64, uint64) {
+// moved says latest became the other access.
+func remember(latest, other, p uint64, sameSegment bool) (newLatest, newOther uint64, moved bool) {
 	if latest == 0 || accessTID(latest) == accessTID(p) && (!sameSegment || (latest^p)&historyKey == 0) {
-		return p, other
+		return p, other, false
 	}
-	return p, latest
+	return p, latest, true
 }
 
 // conflicting is the access of the history (latest, other) that access a
