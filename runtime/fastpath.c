@@ -79,7 +79,8 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
  * and 3, runtime/detect's step and remember) learns of the access, so that
  * a later report names it. Out of line: it runs once per location and
  * segment at most. */
-HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks, int same)
+HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks,
+				uint64_t old_epoch, int same)
 {
 	if (locks >= SH_ACCESS_LOCKS_UNKNOWN)
 		locks = SH_ACCESS_LOCKS_UNKNOWN;
@@ -92,15 +93,26 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
 		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
-	/* runtime/detect's remember: the owner's previous access in the same
-	 * segment stays when it differs in kind, bytes or locks. Another thread's
-	 * access in word 2 (its step raced with this one) is not moved to
-	 * word 3: word 1 would have to learn its clock (detect's pastClock),
-	 * and only the Go side writes word 1. */
+	/* runtime/detect's remember and keepOwn: the owner's previous access
+	 * stays, in word 3, when it is of the same segment and differs in
+	 * kind, bytes or locks, or when it wrote and this access of a later
+	 * segment only reads. Word 1's upper half then takes the clock of its
+	 * segment (detect's pastClock), with a compare-and-swap that keeps
+	 * the owner's lockset and gives way to a Go-side step changing the
+	 * cell at this moment. Another thread's access in word 2 (its step
+	 * raced with this one) is not moved. */
 	uint64_t latest = cell[2];
 	const uint64_t key = ~0ull << SH_ACCESS_FLAG_SHIFT; /* kind, bytes, locks */
-	if (same && latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid && ((latest ^ acc) & key))
+	int own = latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid;
+	int move = own && (same ? ((latest ^ acc) & key) != 0
+				: ((latest >> SH_ACCESS_FLAG_SHIFT) & HG_WRITE) && !(HG_INFO_FLAGS(info) & HG_WRITE));
+	if (move) {
 		cell[3] = latest;
+		uint64_t clock = old_epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
+		uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
+		uint64_t nw1 = (w1 & 0xffffffffull) | (clock < (1ull << 32) ? clock << 32 : 0);
+		__atomic_compare_exchange_n(&cell[1], &w1, nw1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	}
 	cell[2] = acc;
 }
 
@@ -126,7 +138,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 1;
 	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, same);
+	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);
 	return 1;
 }
 

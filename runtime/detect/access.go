@@ -239,8 +239,10 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		// write would race with, so the history learns of it.
 		locks := msm.Meet(t.env, cur.Locks, a.Locks)
 		if locks != cur.Locks {
+			var moved bool
 			cur.Locks = locks
-			c[2], c[3], _ = remember(c[2], c[3], prevWord, true)
+			c[2], c[3], moved = remember(c[2], c[3], prevWord, true)
+			cur.Threads = msm.ThreadsetID(pastClock(cur, c[3], moved))
 		}
 		storeCell(c, cur, touched)
 		return stepResult{}
@@ -251,7 +253,11 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 	next, race := msm.Step(d.machine, cur, a, t.env)
 	var partner uint64
 	if race {
-		if partner = d.conflicting(c[2], c[3], t.tid, a, bytes); partner == 0 {
+		other := c[3]
+		if orderedPast(t, cur, other) {
+			other = 0 // ordered before this access: no partner
+		}
+		if partner = d.conflicting(c[2], other, t.tid, a, bytes); partner == 0 {
 			next, race = cur, false
 		}
 	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
@@ -261,7 +267,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 	sameSegment := cur.TS == a.TS && exclusive(next.State)
 	latest, other, moved := remember(c[2], c[3], prevWord, sameSegment)
 	if exclusive(next.State) {
-		next.Threads = msm.ThreadsetID(pastClock(c, cur, moved))
+		next.Threads = msm.ThreadsetID(pastClock(cur, other, moved))
 	}
 	storeCell(c, next, touched)
 	c[2], c[3] = latest, other
@@ -283,22 +289,21 @@ func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrit
 // processed between them. 0 means unknown (no check): word 3 is not
 // another thread's, or its clock does not fit 32 bits.
 
-// pastClock is the clock of the history's other access (word 3) once the
-// step is done, while the location is exclusive; moved says the step
-// moved word 2 there. A moved access that was the owner's gets the clock
-// of the segment that owned the location; a word 3 that stays keeps its
-// clock if it is a past owner's. Word 3 can also hold the owner's own
-// earlier access (the same segment's other kind, put there by this side
-// or the C fast path, which leave word 1 alone): its clock is not known.
-func pastClock(c *[shadow.CellWords]uint64, cur msm.Cell, moved bool) uint32 {
+// pastClock is the clock of the history's other access, other (word 3
+// once the step is done), while the location is exclusive; moved says the
+// step moved the latest access there. A moved access that was the owner's
+// gets the clock of the segment that owned the location. A word 3 that
+// stays keeps its clock. Word 1 keeps a clock only for the access word 3
+// holds: the C fast path, which leaves word 1 alone, moves an access there
+// only while the clock is 0 (fastpath.c, hg_granule).
+func pastClock(cur msm.Cell, other uint64, moved bool) uint32 {
 	if !exclusive(cur.State) {
 		return 0
 	}
-	owner := epochTID(cur.TS)
-	switch {
-	case !moved && c[3] != 0 && accessTID(c[3]) != owner:
+	if !moved {
 		return uint32(cur.Threads)
-	case moved && accessTID(c[2]) == owner:
+	}
+	if accessTID(other) == epochTID(cur.TS) {
 		if clock := uint64(cur.TS) & shadow.CellClockMask; clock < 1<<32 {
 			return uint32(clock)
 		}
@@ -306,20 +311,26 @@ func pastClock(c *[shadow.CellWords]uint64, cur msm.Cell, moved bool) uint32 {
 	return 0
 }
 
-// pastConflict is the past owner's access (word 3) that access a by t
-// races with, if any: the location is exclusive to another thread, word
-// 3 is a third thread's access with a known clock that t is not ordered
-// after, and the two conflict (conflicting).
+// pastConflict is the earlier access (word 3) that access a by t races
+// with, if any: the location is exclusive, word 3 is another thread's
+// access with a known clock (a past owner's, or the owner's own write
+// before a read of a later segment) that t is not ordered after, and the
+// two conflict (conflicting).
 func (d *Detector) pastConflict(t *thread, c *[shadow.CellWords]uint64, cur msm.Cell, a msm.Access, bytes uint64) uint64 {
 	h := c[3]
 	if !exclusive(cur.State) || cur.Threads == 0 || h == 0 {
 		return 0
 	}
-	tid := accessTID(h)
-	if tid == epochTID(cur.TS) || t.vc.Get(tid) >= uint64(cur.Threads) {
+	if orderedPast(t, cur, h) {
 		return 0
 	}
 	return d.conflicting(0, h, t.tid, a, bytes)
+}
+
+// orderedPast reports whether the history's other access h of the
+// exclusive cell cur has a known clock that t is ordered after.
+func orderedPast(t *thread, cur msm.Cell, h uint64) bool {
+	return exclusive(cur.State) && cur.Threads != 0 && t.vc.Get(accessTID(h)) >= uint64(cur.Threads)
 }
 
 // The access history in words 2 and 3 of a cell (shadow/cell.go): the
@@ -344,10 +355,23 @@ const historyKey = (1<<64 - 1) >> shadow.AccessFlagShift << shadow.AccessFlagShi
 // the location stays exclusive to the segment of latest, which p is in.
 // moved says latest became the other access.
 func remember(latest, other, p uint64, sameSegment bool) (newLatest, newOther uint64, moved bool) {
-	if latest == 0 || accessTID(latest) == accessTID(p) && (!sameSegment || (latest^p)&historyKey == 0) {
+	if latest == 0 || accessTID(latest) == accessTID(p) && !keepOwn(latest, p, sameSegment) {
 		return p, other, false
 	}
 	return p, latest, true
+}
+
+// keepOwn says whether the owner's earlier access latest stays in the
+// history when its access p comes: in the same segment when the two
+// differ in kind, bytes or locks; in a later segment when latest wrote and
+// p only reads (the state machines then forget the write, which another
+// thread's read may still race with: a variable written under a lock and
+// read again after the unlock).
+func keepOwn(latest, p uint64, sameSegment bool) bool {
+	if sameSegment {
+		return (latest^p)&historyKey != 0
+	}
+	return isWriteAccess(latest) && !isWriteAccess(p)
 }
 
 // conflicting is the access of the history (latest, other) that access a
