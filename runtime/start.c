@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,13 +99,47 @@ static void hg_atfork_child(void)
 	}
 }
 
+/* The Go runtime's threads must not take the program's signals: a signal
+ * sent to the process goes to any thread that does not block it, and a
+ * program that blocks a signal in its own threads to take it with
+ * sigwait or signalfd (or runs its handler on a dedicated thread) would
+ * see it delivered to one of the runtime's threads instead, where its
+ * default action may kill the process. The Go runtime takes the mask of
+ * the thread that starts it for all its threads, and it starts from its
+ * own initialiser in this library, which runs after prioritised
+ * constructors: this one blocks the asynchronous signals, and hg_init
+ * gives the program's thread its mask back once the runtime is up. The
+ * signals a fault raises stay open: they go to the faulting thread. */
+static sigset_t hg_program_mask;
+static int hg_mask_saved;
+
+__attribute__((constructor(101))) static void hg_block_for_go(void)
+{
+	sigset_t all;
+	sigfillset(&all);
+	static const int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS};
+	for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+		sigdelset(&all, faults[i]);
+	hg_mask_saved = pthread_sigmask(SIG_BLOCK, &all, &hg_program_mask) == 0;
+}
+
+static void hg_restore_mask(void)
+{
+	if (hg_mask_saved) {
+		pthread_sigmask(SIG_SETMASK, &hg_program_mask, NULL);
+		hg_mask_saved = 0;
+	}
+}
+
 __attribute__((constructor)) static void hg_init(void)
 {
 	hg_arena_init();
 	hg_opts.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
 	if (hg_opts.err_fd < 0)
 		hg_opts.err_fd = 2;
-	if (hgGoInit(&hg_opts) != 0)
+	int init = hgGoInit(&hg_opts);
+	hg_restore_mask();
+	if (init != 0)
 		_exit(2); /* the Go side printed why */
 	dl_iterate_phdr(hg_find_phdr, &hg_hdr);
 	if (hg_hdr == NULL)
