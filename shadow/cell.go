@@ -1,5 +1,7 @@
 package shadow
 
+import "math/bits"
+
 // The layout of a cell's four words (see the package documentation). The
 // runtime's C fast path reads and writes word 0 itself; it gets these
 // numbers from runtime/hgabi.h, generated from them (package abi).
@@ -65,14 +67,17 @@ func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32
 //	bits 44-47: flags (read, write, atomic, free)
 //	bits 48-50: log2 of the size in bytes (1 to 128; larger sizes as 128)
 //	bits 51-52: the access's first byte within the granule
-//	bits 53-63: the lockset id that guarded the access, or AccessLocksUnknown
+//	bit  53:    bits 48-51 hold instead the mask of the bytes covered in
+//	            this granule (the partial end of a longer access)
+//	bits 54-63: the lockset id that guarded the access, or AccessLocksUnknown
 const (
 	AccessPCBits       = 28
 	AccessTIDShift     = 28
 	AccessFlagShift    = 44
 	AccessSizeShift    = 48
 	AccessOffShift     = 51
-	AccessLocksShift   = 53
+	AccessMaskBit      = 1 << 53
+	AccessLocksShift   = 54
 	AccessLocksUnknown = 1<<(64-AccessLocksShift) - 1 // a lockset id too large, or not known (the C fast path)
 )
 
@@ -93,11 +98,25 @@ func PackAccess(pc uint32, tid uint16, flags uint8, addr, size uint64, locks uin
 		lg<<AccessSizeShift | addr%GranuleSize<<AccessOffShift | uint64(locks)<<AccessLocksShift
 }
 
+// PackAccessBytes builds an access word for the bytes mask of one
+// granule that a longer access covers (the partial granule at either end:
+// bytes 0-2 of the last one cannot be told as a first byte and a power of
+// two). Its size reads as the number of those bytes.
+func PackAccessBytes(pc uint32, tid uint16, flags uint8, mask uint64, locks uint32) uint64 {
+	w := PackAccess(pc, tid, flags, 0, 1, locks)
+	w &^= (1<<AccessLocksShift - 1) &^ (1<<AccessSizeShift - 1) // size and offset
+	return w | AccessMaskBit | mask&(1<<GranuleSize-1)<<AccessSizeShift
+}
+
 // UnpackAccess splits an access word. locks is AccessLocksUnknown when the
 // lockset is not known.
 func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, locks uint32) {
+	size = uint64(1) << (w >> AccessSizeShift & 7)
+	if w&AccessMaskBit != 0 {
+		size = uint64(bits.OnesCount64(w >> AccessSizeShift & (1<<GranuleSize - 1)))
+	}
 	return uint32(w & (1<<AccessPCBits - 1)), uint16(w >> AccessTIDShift), uint8(w>>AccessFlagShift) & 0xf,
-		uint64(1) << (w >> AccessSizeShift & 7), uint32(w >> AccessLocksShift)
+		size, uint32(w >> AccessLocksShift)
 }
 
 // AccessBytes is the mask of the bytes of its granule that the access of
@@ -105,6 +124,9 @@ func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, lo
 // all four for an access that spans granules (the word does not say which
 // of its granules this is).
 func AccessBytes(w uint64) uint64 {
+	if w&AccessMaskBit != 0 {
+		return w >> AccessSizeShift & (1<<GranuleSize - 1)
+	}
 	off := w >> AccessOffShift & (GranuleSize - 1)
 	size := uint64(1) << (w >> AccessSizeShift & 7)
 	if off+size > GranuleSize {

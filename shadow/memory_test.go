@@ -1,6 +1,7 @@
 package shadow
 
 import (
+	"math/bits"
 	"sync"
 	"testing"
 	"unsafe"
@@ -313,5 +314,20 @@ func TestLockRangeLarge(t *testing.T) {
 			t.Fatalf("stripe %d still locked", i)
 		}
 		m.stripes[i].Unlock()
+	}
+}
+
+// An access word for the partial granule of a longer access keeps exactly
+// the bytes covered there, including the three low bytes of a last one.
+func TestPackAccessBytes(t *testing.T) {
+	for _, mask := range []uint64{0b0111, 0b1110, 0b0011, 0b1000} {
+		w := PackAccessBytes(0x1234, 7, 1, mask, 5)
+		pc, tid, flags, size, locks := UnpackAccess(w)
+		if AccessBytes(w) != mask || pc != 0x1234 || tid != 7 || flags != 1 || locks != 5 || size != uint64(bits.OnesCount64(mask)) {
+			t.Errorf("mask %04b: bytes %04b pc %#x tid %d flags %d size %d locks %d", mask, AccessBytes(w), pc, tid, flags, size, locks)
+		}
+	}
+	if w := PackAccess(0x10, 1, 2, 0x1001, 2, AccessLocksUnknown+5); AccessBytes(w) != 0b0110 {
+		t.Errorf("plain word: bytes %04b", AccessBytes(w))
 	}
 }

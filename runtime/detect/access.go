@@ -60,7 +60,14 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		if d.unchanged(t, c, a, mask) {
 			continue
 		}
-		r := d.granule(t, g, c, a, mask, prevWord)
+		word := prevWord
+		if mask != 1<<shadow.GranuleSize-1 && (addr < g || end > g+shadow.GranuleSize) {
+			// the partial first or last granule of a longer access (the
+			// tail of a memcpy): the history keeps the bytes it covers
+			// here, not all four (shadow.AccessBytes)
+			word = shadow.PackAccessBytes(pc, uint16(t.tid), flags&prevFlags, mask, uint32(a.Locks))
+		}
+		r := d.granule(t, g, c, a, mask, word)
 		if r.race {
 			d.rep.race(t, addr, size, pc, flags, r.prev, r.next)
 		}

@@ -357,3 +357,20 @@ func TestPastOwnerClockFollowsAccess(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 0)
 }
+
+// The last, partial granule of a long access is remembered with the bytes
+// the access covered there: a copy that stops in the middle of a granule
+// does not race with another thread's write of the bytes after it (zstd's
+// worker writes a block header right after the data the main thread
+// copies out).
+func TestPartialGranuleOfRange(t *testing.T) {
+	b := newBench(t, "")
+	w := b.create(0, 0x500)
+	b.flush(w, wr(x, 8, 0x1001)) // the worker wrote the whole word earlier
+	b.d.Release(w, mu)
+	b.d.Acquire(0, mu)
+	b.flush(0, Event{Addr: x - 64, Info: abi.Info(0x101, 1, abi.Read), Len: 64 + 6}) // copies up to x+6
+	b.flush(w, wr(x+6, 2, 0x1002))                                                   // the next bytes, unordered
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}

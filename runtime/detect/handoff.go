@@ -338,7 +338,7 @@ type rdSegs struct {
 
 const (
 	rdSlots = 1 << 14
-	rdWays  = 4
+	rdWays  = 8
 )
 
 // rdSlotOf is the slot of a's granule: reads are recorded at their first
@@ -347,11 +347,13 @@ func rdSlotOf(a uint64) uint64 { return (a >> 2) * 0x9e3779b97f4a7c15 >> 50 }
 
 // put makes seg a reader segment of each of its variables, replacing the
 // same thread's earlier one, else an entry of another variable, else the
-// entry the variable's address picks.
+// entry the variable's address picks, whose reader's past the new entry
+// then carries (chained: no reader is forgotten, a writer may be ordered
+// after more than it needs).
 func (r *rdSegs) put(seg *wrSeg) {
 	for _, a := range seg.addrs {
 		ways := &r.slots[rdSlotOf(a)]
-		victim := -1
+		victim, entry := -1, seg
 		for i := range ways {
 			old := ways[i].Load()
 			if old == nil || old.tid == seg.tid || !old.hasGranule(a) {
@@ -361,8 +363,9 @@ func (r *rdSegs) put(seg *wrSeg) {
 		}
 		if victim < 0 {
 			victim = int(a>>2) % rdWays
+			entry = chained(seg, ways[victim].Load(), a)
 		}
-		ways[victim].Store(seg)
+		ways[victim].Store(entry)
 	}
 }
 
