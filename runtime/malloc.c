@@ -162,9 +162,35 @@ int posix_memalign(void **out, size_t align, size_t n)
 		__libc_free(p);                                               \
 	}
 
+/* the aligned forms (C++17 over-aligned types): operator new(size_t,
+ * std::align_val_t) and its array form */
+#define CXX_NEW_ALIGNED(sym)                                                  \
+	static void *(*real_##sym)(size_t, size_t);                           \
+	static void resolve_##sym(void)                                       \
+	{                                                                     \
+		if (!real_##sym)                                              \
+			real_##sym = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, #sym); \
+	}                                                                     \
+	__attribute__((constructor)) static void preresolve_##sym(void) { resolve_##sym(); } \
+	void *sym(size_t n, size_t align)                                     \
+	{                                                                     \
+		resolve_##sym();                                              \
+		void *p = real_##sym(n, align);                               \
+		hg_alloc(p, n, __builtin_return_address(0));                  \
+		return p;                                                     \
+	}
+
 CXX_NEW(_Znwm)
 CXX_NEW(_Znam)
+CXX_NEW_ALIGNED(_ZnwmSt11align_val_t)
+CXX_NEW_ALIGNED(_ZnamSt11align_val_t)
 CXX_DELETE(_ZdlPv)
 CXX_DELETE(_ZdaPv)
 CXX_DELETE(_ZdlPvm, , size_t n __attribute__((unused)))
 CXX_DELETE(_ZdaPvm, , size_t n __attribute__((unused)))
+/* the aligned forms release with free too: libstdc++'s aligned new uses
+ * aligned_alloc */
+CXX_DELETE(_ZdlPvSt11align_val_t, , size_t a __attribute__((unused)))
+CXX_DELETE(_ZdaPvSt11align_val_t, , size_t a __attribute__((unused)))
+CXX_DELETE(_ZdlPvmSt11align_val_t, , size_t n __attribute__((unused)), size_t a __attribute__((unused)))
+CXX_DELETE(_ZdaPvmSt11align_val_t, , size_t n __attribute__((unused)), size_t a __attribute__((unused)))
