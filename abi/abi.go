@@ -106,7 +106,12 @@ const (
 	// LockWait|LockRecord on an Unlock: a condition wait releases the
 	// mutex inside the region; the record's writes from index
 	// len >> LockMarkShift on were made under it.
-	LockNested    = 64
+	LockNested = 64
+	// LockReadsFull, with a Lock inside a region: the record's reads are
+	// full; they go to the Go side with this event (published under the
+	// locks held before it) and the C side records reads afresh, so that
+	// the reads made under the new lock are seen (reverse hand-offs).
+	LockReadsFull = 128
 	LockMarkShift = 8
 )
 

@@ -76,6 +76,7 @@ func defines() [][]define {
 		num("HG_LOCK_END", abi.LockEnd, ""),
 		num("HG_LOCK_RECORD", abi.LockRecord, ""),
 		num("HG_LOCK_NESTED", abi.LockNested, ""),
+		num("HG_LOCK_READS_FULL", abi.LockReadsFull, ""),
 		num("HG_LOCK_MARK_SHIFT", abi.LockMarkShift, ""),
 		num("HG_MAX_THREADS", abi.MaxThreads, ""),
 	}

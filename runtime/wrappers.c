@@ -164,8 +164,14 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		/* a lock inside the region: its writes from here on are its own */
 		t->nest_mutex[t->nnest] = (uint64_t)(uintptr_t)m;
 		t->nest_mark[t->nnest++] = t->nrec_w;
+		if (hg_opts.handoff && t->nrec_r >= HG_REC)
+			mode |= HG_LOCK_READS_FULL; /* hand the reads over: room for this lock's */
 	}
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
+	if (mode & HG_LOCK_READS_FULL) {
+		hg_flush(t);
+		t->nrec_r = 0;
+	}
 	t->nheld++;
 	t->locks_known = 0;
 }
@@ -198,7 +204,7 @@ static void hg_published(struct hg_thread *t, uint8_t n)
 static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
 {
 	uint8_t mark = t->nest_mark[--t->nnest];
-	if (!hg_opts.handoff || t->nrec_w <= mark) {
+	if (!hg_opts.handoff || (t->nrec_w <= mark && t->nrec_r == 0)) {
 		hg_unlock_event(t, m, 0);
 		return;
 	}

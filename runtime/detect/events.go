@@ -87,6 +87,9 @@ func writtenNext(rest []Event, addr, n uint64) bool {
 func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 	// a lock held in read mode only orders nothing its holders write
 	exclusive := !lock && d.locks.Contains(t.writeHeld, addr)
+	if lock && mode&abi.LockReadsFull != 0 {
+		d.publishReads(t)
+	}
 	if lock {
 		d.lock(t, addr, mode&abi.LockRead == 0)
 	} else {

@@ -127,14 +127,26 @@ func (t *thread) joinSeg(seg *wrSeg) {
 // (the region's own, mark 0, or a nested lock's). A worker that puts its
 // result on a queue under the scheduler's mutex and then waits on a
 // condition variable for more work hands the result to whichever thread
-// takes the mutex while it sleeps; its region has not ended yet.
+// takes the mutex while it sleeps; its region has not ended yet. The
+// region's reads so far are published under mutex too.
 func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark int) {
 	if !d.opts.Handoff {
 		return
 	}
 	t.cond.load(t.rec)
+	published := false
 	if mark < len(t.cond.writes) {
 		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes[mark:]))
+		published = true
+	}
+	if len(t.cond.reads) > 0 {
+		// the region's reads so far, for a writer that takes only this
+		// mutex next (reverse hand-offs): GNU sort's merge threads hold
+		// a node's lock and compare queued nodes under the queue's
+		d.rdSeg.put(d.readSegmentOf(t, mutex, t.cond.reads))
+		published = true
+	}
+	if published {
 		d.tick(t)
 	}
 }
@@ -269,6 +281,22 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 // made there counts, for the block's first bytes) joins the segments
 // published for what it writes, if the writer holds one of the mutexes
 // the reader held.
+
+// publishReads publishes the reads the region recorded so far, under the
+// locks t holds, when the record is full and a nested lock is taken: the
+// C side records afresh, so that what the region reads under the new lock
+// is seen too (a merge thread that holds a node's lock and reads many
+// lines, then compares queued nodes under the queue's lock).
+func (d *Detector) publishReads(t *thread) {
+	if !d.opts.Handoff {
+		return
+	}
+	t.cond.load(t.rec)
+	if len(t.cond.reads) > 0 {
+		d.rdSeg.put(d.readSegmentOf(t, 0, t.cond.reads))
+		d.tick(t)
+	}
+}
 
 // readSegmentOf makes the segment t publishes for the variables it read
 // in its region: under mutex (being released) and every lock t still
