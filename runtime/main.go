@@ -35,7 +35,12 @@
 //
 // Per-access work stays in C; the Go side sees batches. Nothing calls into
 // Go in a forked child: a child inherits the Go runtime's locks but not its
-// threads, so a call could deadlock; detection is off there.
+// threads, so a call could deadlock; detection is off there.//
+// The Go runtime must not keep the cgroup CPU limit files open in the
+// program's descriptor table (descriptors 3 and 4 of every rewritten
+// program otherwise): GOMAXPROCS does not follow container limits here.
+//
+//go:debug containermaxprocs=0
 package main
 
 /*

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -131,12 +132,25 @@ static void hg_restore_mask(void)
 	}
 }
 
+/* hg_private_stderr duplicates stderr far above the descriptors programs
+ * use (1023, or just under a lower limit), close-on-exec: programs may
+ * close fd 2 before they exit, and the reports must still get out. */
+static int hg_private_stderr(void)
+{
+	int target = 1023;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < 1024)
+		target = rl.rlim_cur > 16 ? (int)rl.rlim_cur - 1 : 3;
+	int fd = fcntl(2, F_DUPFD_CLOEXEC, target);
+	if (fd < 0)
+		fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
+	return fd < 0 ? 2 : fd;
+}
+
 __attribute__((constructor)) static void hg_init(void)
 {
 	hg_arena_init();
-	hg_opts.err_fd = fcntl(2, F_DUPFD_CLOEXEC, 100);
-	if (hg_opts.err_fd < 0)
-		hg_opts.err_fd = 2;
+	hg_opts.err_fd = hg_private_stderr();
 	int init = hgGoInit(&hg_opts);
 	hg_restore_mask();
 	if (init != 0)

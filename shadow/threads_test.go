@@ -225,3 +225,29 @@ func TestThreadsetsPrune(t *testing.T) {
 		t.Errorf("byMember[1] holds %d ids", n)
 	}
 }
+
+// Sets grow to MaxMembers threads and then stand for many threads, which
+// no join brings back to one (and whose Kill costs nothing).
+func TestThreadsetsMany(t *testing.T) {
+	s := NewThreadsets()
+	id := s.Single(1)
+	for u := uint16(2); u <= MaxMembers; u++ {
+		id = s.Add(id, u)
+	}
+	if s.Len(id) != MaxMembers || id == Many {
+		t.Fatalf("%d members: id %d, len %d", MaxMembers, id, s.Len(id))
+	}
+	if s.Add(id, 5) != id {
+		t.Error("adding a member changed the set")
+	}
+	many := s.Add(id, MaxMembers+1)
+	if many != Many || s.Add(many, 99) != Many || s.Remove(many, 1) != Many || !s.Contains(many, 1234) {
+		t.Errorf("Many: add %d", many)
+	}
+	for u := uint16(1); u <= MaxMembers+1; u++ {
+		s.Kill(u)
+	}
+	if s.Retired(Many) || s.Canon(Many) != Many || s.Members(Many) != nil {
+		t.Error("Many was retired")
+	}
+}

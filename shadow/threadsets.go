@@ -18,6 +18,18 @@ type Threadsets struct {
 	single [1 << 16]atomic.Uint32 // {t} -> id, 0 = not known yet
 }
 
+// Many stands for any set of more than MaxMembers threads. It is never
+// retired (a join does not bring it back to one thread: the join rule does
+// not apply to locations many threads used; the state machines' happens-
+// before test still returns them to an exclusive state), and adding to or
+// removing from it gives Many. Capping the sets keeps Kill's cost bounded
+// when thousands of threads touch the same data: each would otherwise be
+// a member of thousands of interned sets of thousands of members.
+const (
+	Many       = ^uint32(0)
+	MaxMembers = 16
+)
+
 // NewThreadsets returns a table holding only the empty set.
 func NewThreadsets() *Threadsets {
 	s := &Threadsets{}
@@ -40,21 +52,50 @@ func (s *Threadsets) Single(t uint16) uint32 {
 // Pair returns the id of {a, b} ({a} if a == b).
 func (s *Threadsets) Pair(a, b uint16) uint32 { return s.Add(s.Single(a), b) }
 
-// Add returns the canonical id of (the canonical set of) id with t added.
-func (s *Threadsets) Add(id uint32, t uint16) uint32 { return s.t.add(id, t) }
+// Add returns the canonical id of (the canonical set of) id with t added,
+// or Many.
+func (s *Threadsets) Add(id uint32, t uint16) uint32 {
+	if id == Many {
+		return Many
+	}
+	if s.Len(s.Canon(id)) >= MaxMembers && !s.Contains(s.Canon(id), t) {
+		return Many
+	}
+	return s.t.add(id, t)
+}
 
 // Remove returns the canonical id of (the canonical set of) id without t.
-func (s *Threadsets) Remove(id uint32, t uint16) uint32 { return s.t.remove(id, t) }
+func (s *Threadsets) Remove(id uint32, t uint16) uint32 {
+	if id == Many {
+		return Many
+	}
+	return s.t.remove(id, t)
+}
 
 // Members returns the threads of set id (retired or not) in increasing
-// order. The slice is shared: do not modify it.
-func (s *Threadsets) Members(id uint32) []uint16 { return s.t.entry(id).members }
+// order, nil for Many. The slice is shared: do not modify it.
+func (s *Threadsets) Members(id uint32) []uint16 {
+	if id == Many {
+		return nil
+	}
+	return s.t.entry(id).members
+}
 
-// Len is the number of threads in set id (retired or not).
-func (s *Threadsets) Len(id uint32) int { return len(s.t.entry(id).members) }
+// Len is the number of threads in set id (retired or not); more than
+// MaxMembers for Many.
+func (s *Threadsets) Len(id uint32) int {
+	if id == Many {
+		return MaxMembers + 1
+	}
+	return len(s.t.entry(id).members)
+}
 
-// Contains reports whether t is in set id (retired or not).
+// Contains reports whether t is in set id (retired or not); always for
+// Many.
 func (s *Threadsets) Contains(id uint32, t uint16) bool {
+	if id == Many {
+		return true
+	}
 	_, ok := search(s.t.entry(id).members, t)
 	return ok
 }
@@ -62,10 +103,17 @@ func (s *Threadsets) Contains(id uint32, t uint16) bool {
 // Canon returns the live set that id stands for: id itself unless some of
 // its threads have been killed since, in which case the id of the set
 // without them. It costs one atomic load when id is live.
-func (s *Threadsets) Canon(id uint32) uint32 { return s.t.canon(id) }
+func (s *Threadsets) Canon(id uint32) uint32 {
+	if id == Many {
+		return Many
+	}
+	return s.t.canon(id)
+}
 
-// Retired reports whether id is no longer canonical.
-func (s *Threadsets) Retired(id uint32) bool { return s.t.entry(id).fwd.Load() != id }
+// Retired reports whether id is no longer canonical (never for Many).
+func (s *Threadsets) Retired(id uint32) bool {
+	return id != Many && s.t.entry(id).fwd.Load() != id
+}
 
 // Kill retires every set containing t, making each forward to the same set
 // without t; it is the "S_d <- S_d \ {u} for every d" step of join(u),
