@@ -24,6 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <stdarg.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -31,7 +33,7 @@
 #include "_cgo_export.h"
 
 struct hg_options hg_opts = {.err_fd = 2, .exitcode = 66};
-static int hg_forked_child;
+static pid_t hg_pid; /* the process the runtime started in */
 static struct hg_header *hg_hdr;
 static uint64_t hg_bias; /* load bias of the main program */
 
@@ -92,7 +94,6 @@ static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
 
 static void hg_atfork_child(void)
 {
-	hg_forked_child = 1;
 	if (hg_detect) {
 		hg_detect = 0;
 		if (hg_opts.verbosity > 0)
@@ -149,6 +150,7 @@ static int hg_private_stderr(void)
 
 __attribute__((constructor)) static void hg_init(void)
 {
+	hg_pid = getpid();
 	hg_arena_init();
 	hg_opts.err_fd = hg_private_stderr();
 	int init = hgGoInit(&hg_opts);
@@ -200,7 +202,7 @@ static int hg_finish(void)
 	static int done, races;
 	if (hg_hdr == NULL || __atomic_exchange_n(&done, 1, __ATOMIC_ACQ_REL))
 		return races;
-	if (hg_detect) {
+	if (hg_detect && getpid() == hg_pid) {
 		struct hg_thread *t = hg_current();
 		hg_flush(t);
 		t->in_rt = 1; /* from here on, accesses are only counted */
@@ -235,7 +237,9 @@ __attribute__((constructor)) static void hg_resolve_exits(void)
 static void hg_exit_via(hg_exit_fn real, int status) __attribute__((noreturn));
 static void hg_exit_via(hg_exit_fn real, int status)
 {
-	if (hg_finish() > 0 && hg_opts.exitcode != 0)
+	/* a vfork child shares the parent's memory: it must not end the
+	 * parent's detection */
+	if (getpid() == hg_pid && hg_finish() > 0 && hg_opts.exitcode != 0)
 		status = hg_opts.exitcode;
 	if (real)
 		real(status);
@@ -251,4 +255,48 @@ void _exit(int status)
 void _Exit(int status)
 {
 	hg_exit_via(hg_real_Exit, status);
+}
+/* clone without CLONE_VM makes a child process without running the fork
+ * handlers: a child that keeps detection on would call into a Go runtime
+ * that has no threads there and wait forever for locks another thread
+ * held at the clone. The child's function runs behind hg_clone_child,
+ * which switches detection off first, as the fork handler does. */
+struct hg_clone_call {
+	int (*fn)(void *);
+	void *arg;
+};
+
+static int hg_clone_child(void *p)
+{
+	struct hg_clone_call c = *(struct hg_clone_call *)p; /* the child's copy */
+	hg_atfork_child();
+	return c.fn(c.arg);
+}
+
+typedef int (*hg_clone_fn)(int (*)(void *), void *, int, void *, ...);
+static hg_clone_fn hg_real_clone;
+
+__attribute__((constructor)) static void hg_resolve_clone(void)
+{
+	hg_real_clone = (hg_clone_fn)dlsym(RTLD_NEXT, "clone");
+}
+
+int clone(int (*fn)(void *), void *stack, int flags, void *arg, ...)
+{
+	va_list ap;
+	va_start(ap, arg);
+	void *ptid = va_arg(ap, void *), *tls = va_arg(ap, void *), *ctid = va_arg(ap, void *);
+	va_end(ap);
+	if (!hg_real_clone)
+		hg_resolve_clone();
+	if (flags & CLONE_VM)
+		return hg_real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	struct hg_clone_call *c = malloc(sizeof *c);
+	if (!c)
+		return hg_real_clone(fn, stack, flags, arg, ptid, tls, ctid);
+	c->fn = fn;
+	c->arg = arg;
+	int r = hg_real_clone(hg_clone_child, stack, flags, c, ptid, tls, ctid);
+	free(c); /* the parent's; the child works on its own copy */
+	return r;
 }
