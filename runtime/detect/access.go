@@ -61,10 +61,10 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 			continue
 		}
 		word := prevWord
-		if mask != 1<<shadow.GranuleSize-1 && (addr < g || end > g+shadow.GranuleSize) {
+		if shadow.AccessBytes(word) != mask {
 			// the partial first or last granule of a longer access (the
-			// tail of a memcpy): the history keeps the bytes it covers
-			// here, not all four (shadow.AccessBytes)
+			// tail of a memcpy), or three bytes of a range: the history
+			// keeps the bytes covered here, not a power of two of them
 			word = shadow.PackAccessBytes(pc, uint16(t.tid), flags&prevFlags, mask, uint32(a.Locks))
 		}
 		r := d.granule(t, g, c, a, mask, word)

@@ -374,3 +374,18 @@ func TestPartialGranuleOfRange(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 0)
 }
+
+// A three-byte range within one granule is remembered as those three
+// bytes (GNU sort compares a line's bytes up to its terminator, which
+// another thread writes).
+func TestThreeByteRange(t *testing.T) {
+	b := newBench(t, "")
+	w := b.create(0, 0x500)
+	b.flush(w, wr(x, 4, 0x1001))
+	b.d.Release(w, mu)
+	b.d.Acquire(0, mu)
+	b.flush(0, Event{Addr: x, Info: abi.Info(0x101, 1, abi.Read), Len: 3})
+	b.flush(w, wr(x+3, 1, 0x1002))
+	races, out := b.finish()
+	wantReports(t, races, out, 0)
+}
