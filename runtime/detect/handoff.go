@@ -357,11 +357,17 @@ const handoffWriteWords = 64
 
 // rdSegs maps a variable to the segments of the last regions, of up to
 // rdWays different threads, that read it: a direct-mapped table without
-// locks, like wrSegs. A slot's entries may belong to other variables that
-// hash there (the table does not clear them); get keeps those that
-// published the variable asked for.
+// locks, like wrSegs. Each entry holds the granule it was published for
+// next to the segment (a look-up compares words, not segments' address
+// lists); a reader that meets an entry being rewritten (the granule read
+// before and after the segment differ) takes it as none.
 type rdSegs struct {
-	slots [rdSlots][rdWays]atomic.Pointer[wrSeg]
+	slots [rdSlots][rdWays]rdEntry
+}
+
+type rdEntry struct {
+	granule atomic.Uint64 // the variable's granule address + 1; 0 for none
+	seg     atomic.Pointer[wrSeg]
 }
 
 const (
@@ -373,6 +379,8 @@ const (
 // byte, writes looked up granule by granule.
 func rdSlotOf(a uint64) uint64 { return (a >> 2) * 0x9e3779b97f4a7c15 >> 50 }
 
+func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
+
 // put makes seg a reader segment of each of its variables, replacing the
 // same thread's earlier one, else an entry of another variable, else the
 // entry the variable's address picks, whose reader's past the new entry
@@ -380,42 +388,47 @@ func rdSlotOf(a uint64) uint64 { return (a >> 2) * 0x9e3779b97f4a7c15 >> 50 }
 // after more than it needs).
 func (r *rdSegs) put(seg *wrSeg) {
 	for _, a := range seg.addrs {
+		key := granuleKey(a)
 		ways := &r.slots[rdSlotOf(a)]
 		victim, entry := -1, seg
-		for i := range ways {
-			old := ways[i].Load()
-			if old == nil || old.tid == seg.tid || !old.hasGranule(a) {
+		for i := range ways { // the same thread's entry for this variable
+			if ways[i].granule.Load() == key {
+				if old := ways[i].seg.Load(); old == nil || old.tid == seg.tid {
+					victim = i
+					break
+				}
+			}
+		}
+		for i := 0; i < rdWays && victim < 0; i++ { // a free one, or another variable's
+			if ways[i].granule.Load() != key {
 				victim = i
-				break
 			}
 		}
 		if victim < 0 {
 			victim = int(a>>2) % rdWays
-			entry = chained(seg, ways[victim].Load(), a)
+			if old := ways[victim].seg.Load(); old != nil {
+				entry = chained(seg, old, a)
+			}
 		}
-		ways[victim].Store(entry)
+		ways[victim].granule.Store(0)
+		ways[victim].seg.Store(entry)
+		ways[victim].granule.Store(key)
 	}
 }
 
 // get is the reader segments published for the granule of a (nil
 // entries for none).
 func (r *rdSegs) get(a uint64) (out [rdWays]*wrSeg) {
+	key := granuleKey(a)
 	ways := &r.slots[rdSlotOf(a)]
 	for i := range ways {
-		if seg := ways[i].Load(); seg != nil && seg.hasGranule(a) {
+		if ways[i].granule.Load() != key {
+			continue
+		}
+		seg := ways[i].seg.Load()
+		if ways[i].granule.Load() == key {
 			out[i] = seg
 		}
 	}
 	return out
-}
-
-// hasGranule reports whether the segment published a variable in the
-// granule of a.
-func (s *wrSeg) hasGranule(a uint64) bool {
-	for _, x := range s.addrs {
-		if x>>2 == a>>2 {
-			return true
-		}
-	}
-	return false
 }
