@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"hgrewrite/shadow"
@@ -363,6 +364,10 @@ const handoffWriteWords = 64
 // before and after the segment differ) takes it as none.
 type rdSegs struct {
 	slots [rdSlots][rdWays]rdEntry
+	// put takes its slot's stripe: two readers publishing the same
+	// variable at once would otherwise pick the same free way, and one
+	// of them would be lost (a writer then not ordered after it).
+	mu [64]sync.Mutex
 }
 
 type rdEntry struct {
@@ -388,32 +393,41 @@ func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
 // after more than it needs).
 func (r *rdSegs) put(seg *wrSeg) {
 	for _, a := range seg.addrs {
-		key := granuleKey(a)
-		ways := &r.slots[rdSlotOf(a)]
-		victim, entry := -1, seg
-		for i := range ways { // the same thread's entry for this variable
-			if ways[i].granule.Load() == key {
-				if old := ways[i].seg.Load(); old == nil || old.tid == seg.tid {
-					victim = i
-					break
-				}
-			}
-		}
-		for i := 0; i < rdWays && victim < 0; i++ { // a free one, or another variable's
-			if ways[i].granule.Load() != key {
-				victim = i
-			}
-		}
-		if victim < 0 {
-			victim = int(a>>2) % rdWays
-			if old := ways[victim].seg.Load(); old != nil {
-				entry = chained(seg, old, a)
-			}
-		}
-		ways[victim].granule.Store(0)
-		ways[victim].seg.Store(entry)
-		ways[victim].granule.Store(key)
+		r.putOne(a, seg)
 	}
+}
+
+// putOne is put for one variable, under its slot's stripe.
+func (r *rdSegs) putOne(a uint64, seg *wrSeg) {
+	key := granuleKey(a)
+	slot := rdSlotOf(a)
+	ways := &r.slots[slot]
+	mu := &r.mu[slot%uint64(len(r.mu))]
+	mu.Lock()
+	defer mu.Unlock()
+	victim, entry := -1, seg
+	for i := range ways { // the same thread's entry for this variable
+		if ways[i].granule.Load() == key {
+			if old := ways[i].seg.Load(); old == nil || old.tid == seg.tid {
+				victim = i
+				break
+			}
+		}
+	}
+	for i := 0; i < rdWays && victim < 0; i++ { // a free one, or another variable's
+		if ways[i].granule.Load() != key {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		victim = int(a>>2) % rdWays
+		if old := ways[victim].seg.Load(); old != nil {
+			entry = chained(seg, old, a)
+		}
+	}
+	ways[victim].granule.Store(0)
+	ways[victim].seg.Store(entry)
+	ways[victim].granule.Store(key)
 }
 
 // get is the reader segments published for the granule of a (nil
