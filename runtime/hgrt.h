@@ -164,6 +164,7 @@ struct hg_thread *hg_current(void);      /* the calling thread's record, made on
 struct hg_thread *hg_bufferable(void);   /* the thread's record if it may buffer events now, else NULL */
 void hg_flush(struct hg_thread *t);      /* buffered events to the Go side (wrappers) */
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
+void hg_retire(struct hg_thread *t); /* the thread has finished: no more events, its buffer is unmapped */
 
 /* shadow.c */
 extern uintptr_t *hg_shadow_dir;

@@ -57,7 +57,7 @@ HG_SLOW struct hg_thread *hg_register(void)
 		return &hg_overflow;
 	struct hg_thread *t = (struct hg_thread *)(hg_arena + off);
 	t->tid = -1;
-	size_t bufsz = HG_EVENTS * sizeof(struct hg_event);
+	size_t bufsz = HG_EVENTS * sizeof(struct hg_event); /* and hg_retire */
 	size_t xs = (hg_xsave_size + 63) & ~(size_t)63;
 	void *m = mmap(NULL, bufsz + xs + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED) {
@@ -72,6 +72,25 @@ HG_SLOW struct hg_thread *hg_register(void)
 		;
 	hg_self = t;
 	return t;
+}
+
+/* hg_retire: the thread has finished (its last events went to the Go
+ * side): from now on it only counts, and its event buffer goes back to the
+ * system, so that a program creating threads by the thousand does not keep
+ * one buffer per thread that ever lived. The record itself stays (the exit
+ * statistics read it). */
+void hg_retire(struct hg_thread *t)
+{
+	if (t == &hg_overflow || !t->buf)
+		return;
+	t->in_rt = 1;
+	__asm__ volatile("" ::: "memory");
+	size_t bufsz = HG_EVENTS * sizeof(struct hg_event);
+	size_t xs = (hg_xsave_size + 63) & ~(size_t)63;
+	void *m = t->buf;
+	t->buf = NULL;
+	t->n = 0;
+	munmap(m, bufsz + xs + 64);
 }
 
 struct hg_thread *hg_current(void)

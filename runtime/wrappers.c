@@ -52,6 +52,7 @@ static void hg_thread_done(struct hg_thread *t)
 {
 	hg_flush(t);
 	GO(t, hgGoThreadExit(t->tid));
+	hg_retire(t); /* what it does from here on (TLS destructors) is not checked */
 }
 
 static void *hg_thread_start(void *p)

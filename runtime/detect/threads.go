@@ -82,5 +82,18 @@ func (d *Detector) joinClock(t *thread, handle uint64) (int32, bool) {
 	if t != nil && vc != nil {
 		t.join(vc)
 	}
+	if ok && int(child) < len(d.threads) {
+		d.threads[child].forget()
+	}
 	return child, ok
+}
+
+// forget drops the clocks of a thread that has been joined: nobody joins
+// it again, and a program that creates threads by the thousand would
+// otherwise keep one vector clock per thread that ever lived (each as long
+// as the number of threads then). No event comes from it any more (the C
+// side retired its record at its exit); an empty clock stands in, which
+// grows only if one did.
+func (t *thread) forget() {
+	t.vc, t.exitVC, t.snap = new(shadow.VC), nil, nil
 }
