@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
 
 	"hgrewrite/abi"
 	"testing"
@@ -419,10 +421,21 @@ func rwRunBoth(t *testing.T, dir, orig string, out []byte) {
 		t.Fatal(err)
 	}
 	run := func(path string) (string, int, string, error) {
-		cmd := exec.Command(path, "arg")
 		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
+		var err error
+		// ETXTBSY: a test running in parallel forked while the file
+		// was still open for writing, and its child holds the
+		// descriptor until it execs (Go issue 22315); it goes away.
+		for try := 0; try < 50; try++ {
+			stdout.Reset()
+			stderr.Reset()
+			cmd := exec.Command(path, "arg")
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			if err = cmd.Run(); !errors.Is(err, syscall.ETXTBSY) {
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		code := 0
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

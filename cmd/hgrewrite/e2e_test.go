@@ -96,7 +96,18 @@ func runProg(t testing.TB, env []string, path string, args ...string) outcome {
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	done := make(chan error, 1)
-	if err := cmd.Start(); err != nil {
+	err := cmd.Start()
+	for try := 0; try < 50 && errors.Is(err, syscall.ETXTBSY); try++ {
+		// a test running in parallel forked while the binary was still
+		// open for writing; its child holds the descriptor until it
+		// execs (Go issue 22315)
+		time.Sleep(20 * time.Millisecond)
+		cmd = exec.Command(path, args...)
+		cmd.Env = append(os.Environ(), env...)
+		cmd.Stdout, cmd.Stderr = &so, &se
+		err = cmd.Start()
+	}
+	if err != nil {
 		t.Fatalf("start %s: %v", path, err)
 	}
 	go func() { done <- cmd.Wait() }()
