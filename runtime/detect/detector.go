@@ -51,6 +51,7 @@ type thread struct {
 	env         msm.Env        // env{d, t}, made once: an interface value per access would allocate
 	cond        condState      // lock-protected region recording (cond.go)
 	snap        *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
+	overKnown   [4]*wrSeg      // overflow segments t's clock already covers (handoff.go news)
 	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
 	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
 	pending     []string       // reports waiting for the thread's stack (reporter.emit)
@@ -67,7 +68,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
 		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
-		wrSeg: new(wrSegs), rdSeg: new(rdSegs)}
+		wrSeg: newWrSegs(), rdSeg: newRdSegs()}
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}

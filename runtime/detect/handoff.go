@@ -1,8 +1,7 @@
 package detect
 
 import (
-	"sync"
-	"sync/atomic"
+	"cmp"
 
 	"hgrewrite/shadow"
 )
@@ -54,6 +53,11 @@ type wrSeg struct {
 	clock   uint64
 	mutexes []uint64
 	addrs   []uint64
+	// an overflow of a segTable slot: vc holds the whole past of the
+	// segments folded into it; anyMutex, that they were published under
+	// more mutexes than it keeps, so that it holds for any lock
+	folded, anyMutex bool
+	id               uint64 // of an overflow, for thread.overKnown
 }
 
 // has reports whether the segment published a.
@@ -88,6 +92,9 @@ func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool, addrs []ui
 
 // heldBy reports whether t holds one of the mutexes seg was written under.
 func (seg *wrSeg) heldBy(t *thread) bool {
+	if seg.anyMutex {
+		return true // t is inside a region
+	}
 	for _, m := range seg.mutexes {
 		if t.depth[m] > 0 {
 			return true
@@ -159,44 +166,47 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 	if !d.opts.Handoff || !d.opts.Lib {
 		return
 	}
-	e, ok := d.wrSeg.epoch(addr)
-	if !ok || e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) {
-		return // nothing published, or nothing new
+	segs, over := d.wrSeg.table.news(wrKey(addr), uint16(t.tid), t.vc)
+	seg := segs[0] // wrSegs keeps one entry per variable
+	for _, s := range segs[1:] {
+		seg = cmp.Or(seg, s)
 	}
-	if seg := d.wrSeg.get(addr); seg != nil && seg.heldBy(t) {
+	if seg == nil && over != nil && d.wrSeg.table.find(wrKey(addr)) == nil {
+		seg = over // addr's segment may have been evicted into it
+	}
+	if seg != nil && seg.heldBy(t) && seg.news(t) {
 		t.joinSeg(seg)
 		d.tick(t)
 	}
 }
 
+// news reports whether seg holds something t does not know yet.
+func (seg *wrSeg) news(t *thread) bool {
+	if seg.folded { // an overflow: its epoch is one of many
+		for _, k := range t.overKnown {
+			if k == seg {
+				return false // t's clock only grows
+			}
+		}
+		if !seg.vc.LessEq(t.vc) {
+			return true
+		}
+		t.overKnown[seg.id%uint64(len(t.overKnown))] = seg
+		return false
+	}
+	return seg.tid != uint16(t.tid) && t.vc.Get(seg.tid) < seg.clock
+}
+
 // wrSegs is DS: variable -> the last segment published for it, by a
 // signaller that wrote it in its lock-protected region before signalling,
-// or by a region that ended. It is a direct-mapped table read without
-// locks, since every read inside a region looks here: a slot holds the
-// variable and the writer's epoch next to the segment, so that a read of
-// a variable nobody published, or whose writer it already knows, touches
-// one cache line. A variable whose slot a later segment took for another
-// variable has lost its relation (a condition wait then falls back to
-// TS_cv; a hand-off goes unseen and may be reported).
-type wrSegs struct {
-	slots [wrSlots]wrSlot
-}
+// or by a region that ended. Every read inside a region looks here, so a
+// look-up of a variable nobody published touches one slot's keys.
+type wrSegs struct{ table *segTable }
 
-// wrSlot is written seg, epoch, addr in that order and read in the
-// opposite order; a reader that meets a slot being rewritten finds a
-// segment that does not hold its variable and takes it as none.
-type wrSlot struct {
-	addr  atomic.Uint64
-	epoch atomic.Uint64
-	seg   atomic.Pointer[wrSeg]
-	_     uint64
-}
+func newWrSegs() *wrSegs { return &wrSegs{newSegTable(13)} }
 
-const wrSlots = 1 << 16
-
-func (w *wrSegs) slot(a uint64) *wrSlot {
-	return &w.slots[(a>>2)*0x9e3779b97f4a7c15>>48]
-}
+// wrKey is a's key: variables are published by exact address (0 is free).
+func wrKey(a uint64) uint64 { return a + 1 }
 
 // publish makes seg the segment of each of its variables. Without
 // hand-offs, a variable's new segment also carries the one it replaces
@@ -206,12 +216,18 @@ func (w *wrSegs) slot(a uint64) *wrSlot {
 // ordered after all of them, as it is with hand-offs, where each writer
 // joined the previous one when it read the variable.
 func (d *Detector) publish(seg *wrSeg) {
+	anyOld := func(shadow.Epoch, *wrSeg) bool { return true }
 	for _, a := range seg.addrs {
-		if old := d.wrSeg.get(a); !d.opts.Handoff && old != nil && old != seg {
-			d.wrSeg.putOne(a, chained(seg, old, a))
-		} else {
-			d.wrSeg.putOne(a, seg)
+		var merge func(old *wrSeg) *wrSeg
+		if !d.opts.Handoff {
+			merge = func(old *wrSeg) *wrSeg {
+				if old == nil || old == seg {
+					return seg
+				}
+				return chained(seg, old, a)
+			}
 		}
+		d.wrSeg.table.put(wrKey(a), seg, anyOld, merge)
 	}
 }
 
@@ -226,44 +242,26 @@ func chained(seg, old *wrSeg, a uint64) *wrSeg {
 	return &wrSeg{vc: vc, tid: seg.tid, clock: seg.clock, mutexes: seg.mutexes, addrs: []uint64{a}}
 }
 
-// putOne makes seg the segment of its variable a.
-func (w *wrSegs) putOne(a uint64, seg *wrSeg) {
-	s := w.slot(a)
-	s.seg.Store(seg)
-	s.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
-	s.addr.Store(a)
-}
-
-// epoch is the writer's epoch of the segment published for a, if any.
-func (w *wrSegs) epoch(a uint64) (shadow.Epoch, bool) {
-	s := w.slot(a)
-	if s.addr.Load() != a {
-		return 0, false
-	}
-	return shadow.Epoch(s.epoch.Load()), true
-}
-
-// get is the segment published for a, or nil.
-func (w *wrSegs) get(a uint64) *wrSeg {
-	s := w.slot(a)
-	if s.addr.Load() != a {
-		return nil
-	}
-	if seg := s.seg.Load(); seg != nil && seg.has(a) {
-		return seg
-	}
-	return nil
-}
+// get is the segment published for a, or nil (an evicted one is not
+// returned: a condition waiter then falls back to TS_cv).
+func (w *wrSegs) get(a uint64) *wrSeg { return w.table.find(wrKey(a)) }
 
 // joinInto makes t happen after the segments of the addresses that have
-// one and reports whether there was any.
+// one and reports whether there was any. An address without one may have
+// lost it to the overflow, which t then joins too: a waiter that found the
+// segment of one variable it read must not miss the writer of another.
 func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
-	found := false
+	found, missing := false, false
 	for _, a := range addrs {
 		if seg := w.get(a); seg != nil {
 			t.joinSeg(seg)
 			found = true
+		} else {
+			missing = true
 		}
+	}
+	if over := w.table.over.Load(); missing && over != nil && over.news(t) {
+		t.joinSeg(over)
 	}
 	return found
 }
@@ -328,22 +326,34 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	joined := false
 	end := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
 	for a := addr &^ (shadow.GranuleSize - 1); a < end; a += shadow.GranuleSize {
-		for _, seg := range d.rdSeg.get(a) {
-			if seg != nil && seg.tid != uint16(t.tid) && t.vc.Get(seg.tid) < seg.clock && d.writeHeldBy(seg, t) {
-				t.joinSeg(seg)
-				joined = true
-			}
+		segs, over := d.rdSeg.table.news(granuleKey(a), uint16(t.tid), t.vc)
+		for _, seg := range segs {
+			joined = d.joinReader(t, seg) || joined
 		}
+		joined = d.joinReader(t, over) || joined
 	}
 	if joined {
 		d.tick(t)
 	}
 }
 
+// joinReader makes t, which writes under a lock, happen after the reader
+// segment seg (nil for none) if t holds one of its mutexes in write mode.
+func (d *Detector) joinReader(t *thread, seg *wrSeg) bool {
+	if seg == nil || !seg.news(t) || !d.writeHeldBy(seg, t) {
+		return false
+	}
+	t.joinSeg(seg)
+	return true
+}
+
 // writeHeldBy reports whether t holds, in write mode, one of the mutexes
 // seg was read under: a writer under a read lock may run at the same time
 // as the readers, and is ordered after none of them.
 func (d *Detector) writeHeldBy(seg *wrSeg, t *thread) bool {
+	if seg.anyMutex {
+		return t.writeHeld != 0
+	}
 	for _, m := range seg.mutexes {
 		if d.locks.Contains(t.writeHeld, m) {
 			return true
@@ -356,93 +366,42 @@ func (d *Detector) writeHeldBy(seg *wrSeg, t *thread) bool {
 // start) that handoffWrite looks up.
 const handoffWriteWords = 64
 
-// rdSegs maps a variable to the segments of the last regions, of up to
-// rdWays different threads, that read it: a direct-mapped table without
-// locks, like wrSegs. Each entry holds the granule it was published for
-// next to the segment (a look-up compares words, not segments' address
-// lists); a reader that meets an entry being rewritten (the granule read
-// before and after the segment differ) takes it as none.
-type rdSegs struct {
-	slots [rdSlots][rdWays]rdEntry
-	// put takes its slot's stripe: two readers publishing the same
-	// variable at once would otherwise pick the same free way, and one
-	// of them would be lost (a writer then not ordered after it).
-	mu [64]sync.Mutex
-}
+// rdSegs maps a variable to the segments of the last regions, one per
+// reading thread, that read it. Entries are keyed by granule: reads are
+// recorded at their first byte, writes looked up granule by granule.
+type rdSegs struct{ table *segTable }
 
-type rdEntry struct {
-	granule atomic.Uint64 // the variable's granule address + 1; 0 for none
-	seg     atomic.Pointer[wrSeg]
-}
-
-const (
-	rdSlots = 1 << 14
-	rdWays  = 8
-)
-
-// rdSlotOf is the slot of a's granule: reads are recorded at their first
-// byte, writes looked up granule by granule.
-func rdSlotOf(a uint64) uint64 { return (a >> 2) * 0x9e3779b97f4a7c15 >> 50 }
+func newRdSegs() *rdSegs { return &rdSegs{newSegTable(14)} }
 
 func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
 
-// put makes seg a reader segment of each of its variables, replacing the
-// same thread's earlier one, else an entry of another variable, else the
-// entry the variable's address picks, whose reader's past the new entry
-// then carries (chained: no reader is forgotten, a writer may be ordered
-// after more than it needs).
+// put makes seg a reader segment of each of its variables. It replaces
+// the entries it dominates: the same thread's earlier ones, and other
+// threads' that it happens after, read under no mutex it lacks (a writer
+// that would join them joins seg, and their past with it). Two threads
+// that take turns on a variable under its mutex then keep one entry.
 func (r *rdSegs) put(seg *wrSeg) {
+	dominated := func(e shadow.Epoch, old *wrSeg) bool {
+		if e.TID() != seg.tid && seg.vc.Get(e.TID()) < e.Clock() {
+			return false // seg does not happen after old
+		}
+		return old == nil || old.dominatedBy(seg)
+	}
 	for _, a := range seg.addrs {
-		r.putOne(a, seg)
+		r.table.put(granuleKey(a), seg, dominated, nil)
 	}
 }
 
-// putOne is put for one variable, under its slot's stripe.
-func (r *rdSegs) putOne(a uint64, seg *wrSeg) {
-	key := granuleKey(a)
-	slot := rdSlotOf(a)
-	ways := &r.slots[slot]
-	mu := &r.mu[slot%uint64(len(r.mu))]
-	mu.Lock()
-	defer mu.Unlock()
-	victim, entry := -1, seg
-	for i := range ways { // the same thread's entry for this variable
-		if ways[i].granule.Load() == key {
-			if old := ways[i].seg.Load(); old == nil || old.tid == seg.tid {
-				victim = i
-				break
-			}
+// dominatedBy reports whether seg happens before later and was published
+// under no mutex that later was not.
+func (seg *wrSeg) dominatedBy(later *wrSeg) bool {
+	if seg.tid != later.tid && later.vc.Get(seg.tid) < seg.clock {
+		return false
+	}
+	for _, m := range seg.mutexes {
+		if !later.under(m) {
+			return false
 		}
 	}
-	for i := 0; i < rdWays && victim < 0; i++ { // a free one, or another variable's
-		if ways[i].granule.Load() != key {
-			victim = i
-		}
-	}
-	if victim < 0 {
-		victim = int(a>>2) % rdWays
-		if old := ways[victim].seg.Load(); old != nil {
-			entry = chained(seg, old, a)
-		}
-	}
-	ways[victim].granule.Store(0)
-	ways[victim].seg.Store(entry)
-	ways[victim].granule.Store(key)
-}
-
-// get is the reader segments published for the granule of a (nil
-// entries for none).
-func (r *rdSegs) get(a uint64) (out [rdWays]*wrSeg) {
-	key := granuleKey(a)
-	ways := &r.slots[rdSlotOf(a)]
-	for i := range ways {
-		if ways[i].granule.Load() != key {
-			continue
-		}
-		seg := ways[i].seg.Load()
-		if ways[i].granule.Load() == key {
-			out[i] = seg
-		}
-	}
-	return out
+	return true
 }

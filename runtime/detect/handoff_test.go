@@ -272,3 +272,63 @@ func TestHandOffUnrelatedRegions(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 1, "Write of size 4 at 0x10000 by thread T2:\n", "Previous write of size 4 by thread T1:\n")
 }
+
+// tinyTables leaves the hand-off tables one slot each, so that every
+// later publication evicts earlier ones into the slot's overflow.
+func tinyTables(b *bench) {
+	b.d.wrSeg = &wrSegs{newSegTable(0)}
+	b.d.rdSeg = &rdSegs{newSegTable(0)}
+}
+
+// A hand-off survives eviction: between the publication and the use,
+// other threads' regions under another mutex publish more variables than
+// the tables hold, and the relation lives on in the overflow, for the
+// producer's writes (forward) and the readers' reads (reverse).
+func TestHandOffEvicted(t *testing.T) {
+	for _, reverse := range []bool{false, true} {
+		b := newBench(t, "")
+		tinyTables(b)
+		t1, t2, noise := b.create(0, 0x500), b.create(0, 0x510), b.create(0, 0x520)
+		if reverse {
+			b.region(t1).reads = []uint64{head}
+			b.flush(t1, rd(data, 8, 0x1001), lock(mu, begin), rd(head, 8, 0x1002), unlock(mu, end))
+		} else {
+			b.region(t1).writes = []uint64{head}
+			b.flush(t1, wr(data, 8, 0x1001), lock(mu, begin), wr(head, 8, 0x1002), unlock(mu, end))
+		}
+		for i := uint64(0); i < 3*segWays; i++ {
+			v := 0x30000 + 8*i
+			b.region(noise).reads, b.region(noise).writes = []uint64{v}, []uint64{v}
+			b.flush(noise, lock(mu2, begin), rd(v, 8, 0x3001), wr(v, 8, 0x3002), unlock(mu2, end))
+		}
+		if reverse {
+			b.region(t2).writes = []uint64{head}
+			b.flush(t2, lock(mu, begin), wr(head, 8, 0x2001), unlock(mu, end), wr(data, 8, 0x2002))
+		} else {
+			b.region(t2).reads = []uint64{head}
+			b.flush(t2, lock(mu, begin), rd(head, 8, 0x2001), unlock(mu, end), wr(data, 8, 0x2002))
+		}
+		races, out := b.finish()
+		wantReports(t, races, out, 0)
+	}
+}
+
+// The overflow holds for its mutexes only: a thread that takes another
+// mutex is not ordered after the evicted segments, and the unlocked
+// accesses on both sides of it are reported.
+func TestHandOffEvictedOtherMutex(t *testing.T) {
+	b := newBench(t, "")
+	tinyTables(b)
+	t1, t2, noise := b.create(0, 0x500), b.create(0, 0x510), b.create(0, 0x520)
+	b.region(t1).writes = []uint64{head}
+	b.flush(t1, wr(data, 8, 0x1001), lock(mu, begin), wr(head, 8, 0x1002), unlock(mu, end))
+	for i := uint64(0); i < 3*segWays; i++ {
+		v := 0x30000 + 8*i
+		b.region(noise).writes = []uint64{v}
+		b.flush(noise, lock(mu, begin), wr(v, 8, 0x3002), unlock(mu, end))
+	}
+	b.region(t2).reads = []uint64{head}
+	b.flush(t2, lock(mu2, begin), rd(head, 8, 0x2001), unlock(mu2, end), wr(data, 8, 0x2002))
+	races, out := b.finish()
+	wantReports(t, races, out, 2, "Write of size 8 at 0x10100 by thread T2:\n", "Read of size 8 at 0x10300 by thread T2:\n")
+}

@@ -1,0 +1,226 @@
+package detect
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"hgrewrite/shadow"
+)
+
+// segTable maps variables to published segments: the writers' side of
+// the write/read relation and of lock hand-offs (wrSegs), and the
+// readers' side of reverse hand-offs (rdSegs). It is set-associative:
+// a variable's key picks a slot, whose ways hold up to segWays entries,
+// read without locks (every access inside a lock-protected region looks
+// here). Nothing published is lost: when a slot is full, its least
+// recently written entry is folded into the table's overflow segment,
+// which stands for every variable evicted. A look-up that finds no entry
+// of its own takes the overflow; that may order a thread after a segment
+// that published another variable (a race missed, between accesses
+// further apart than the table reaches, in a program that keeps more
+// variables in flight under locks than it holds), never the other way
+// round (a hand-off lost and reported as a race).
+type segTable struct {
+	slots []segSlot
+	shift uint // a key's slot is its hash's top bits
+	// put takes its slot's stripe: two threads publishing into one slot
+	// at once would otherwise take the same free way.
+	mu [64]sync.Mutex
+	// over is the evicted entries folded together (nil while none
+	// was), for every variable of the table: one pointer that a thread
+	// checks once per change (thread.overKnown), where one per slot
+	// would cost a cache miss per look-up.
+	over   atomic.Pointer[wrSeg]
+	overMu sync.Mutex
+}
+
+const segWays = 8
+
+// segSlot: a way is written key 0, seg, epoch, key in that order and read
+// key, epoch, seg, key; a reader that meets a way being rewritten finds a
+// different key after the segment and takes it as none. Keys and the
+// segments' epochs share two cache lines, so that a look-up of a variable
+// nobody published, or by a thread that already knows its segment, reads
+// nothing else.
+type segSlot struct {
+	ways [segWays]struct {
+		key   atomic.Uint64 // 0: free
+		epoch atomic.Uint64 // of the segment
+	}
+	segs [segWays]atomic.Pointer[wrSeg]
+	used [segWays]uint32 // when the way was last written, in puts to the slot (under the stripe)
+	puts uint32
+}
+
+// newSegTable makes a table of 1<<bits slots.
+func newSegTable(bits uint) *segTable {
+	return &segTable{slots: make([]segSlot, 1<<bits), shift: 64 - bits}
+}
+
+func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
+	i := (key >> 2) * 0x9e3779b97f4a7c15 >> st.shift
+	return &st.slots[i], &st.mu[i%uint64(len(st.mu))]
+}
+
+// news is the entries of key that vc, the clock of thread tid, does not
+// know yet (nil for the others), and the overflow (nil while none), which
+// may hold more.
+func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*wrSeg, over *wrSeg) {
+	s, _ := st.slot(key)
+	for i := range s.ways {
+		w := &s.ways[i]
+		if w.key.Load() != key {
+			continue
+		}
+		e := shadow.Epoch(w.epoch.Load())
+		if e.TID() == tid || vc.HappensBefore(e) {
+			continue
+		}
+		seg := s.segs[i].Load()
+		if w.key.Load() == key {
+			out[i] = seg
+		}
+	}
+	return out, st.over.Load()
+}
+
+// find is an entry of key, or nil.
+func (st *segTable) find(key uint64) *wrSeg {
+	s, _ := st.slot(key)
+	for i := range s.ways {
+		w := &s.ways[i]
+		if w.key.Load() != key {
+			continue
+		}
+		seg := s.segs[i].Load()
+		if w.key.Load() == key && seg != nil {
+			return seg
+		}
+	}
+	return nil
+}
+
+// put makes seg an entry of key. It replaces the entries of key that
+// replaces picks (given their epoch: a look at old itself may miss the
+// cache), else takes a free way, else evicts the least recently written
+// entry into the overflow. merge, if not nil, makes the entry that
+// replaces old.
+func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, old *wrSeg) bool, merge func(old *wrSeg) *wrSeg) {
+	s, mu := st.slot(key)
+	mu.Lock()
+	defer mu.Unlock()
+	victim := -1
+	for i := range s.ways {
+		w := &s.ways[i]
+		if w.key.Load() != key || !replaces(shadow.Epoch(w.epoch.Load()), s.segs[i].Load()) {
+			continue
+		}
+		if victim >= 0 {
+			w.key.Store(0) // one entry stands for both
+			continue
+		}
+		victim = i
+		if merge != nil {
+			seg = merge(s.segs[i].Load())
+		}
+	}
+	for i := 0; i < segWays && victim < 0; i++ {
+		if s.ways[i].key.Load() == 0 {
+			victim = i
+		}
+	}
+	if victim < 0 {
+		victim = st.evict(s)
+	}
+	s.puts++
+	s.used[victim] = s.puts
+	w := &s.ways[victim]
+	w.key.Store(0)
+	s.segs[victim].Store(seg)
+	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
+	w.key.Store(key)
+}
+
+// evict empties a way of the full slot s: one whose segment the overflow
+// already covers, else the least recently written one, folded into the
+// overflow.
+func (st *segTable) evict(s *segSlot) int {
+	over := st.over.Load()
+	victim := 0
+	for i := range s.ways {
+		if over != nil && over.covers(s.segs[i].Load()) {
+			return i
+		}
+		if s.puts-s.used[i] > s.puts-s.used[victim] { // oldest, modulo wrap-around
+			victim = i
+		}
+	}
+	st.overMu.Lock()
+	st.over.Store(folded(st.over.Load(), s.segs[victim].Load()))
+	st.overMu.Unlock()
+	return victim
+}
+
+// covers reports whether the overflow over already stands for seg: it
+// happens after seg, under seg's mutexes.
+func (over *wrSeg) covers(seg *wrSeg) bool {
+	if seg == nil {
+		return true
+	}
+	if over.vc.Get(seg.tid) < seg.clock || !seg.vc.LessEq(over.vc) {
+		return false
+	}
+	if over.anyMutex {
+		return true
+	}
+	for _, m := range seg.mutexes {
+		if !over.under(m) {
+			return false
+		}
+	}
+	return !seg.anyMutex
+}
+
+// overflowMutexes bounds the mutexes an overflow segment keeps; beyond
+// them it holds for any lock.
+const overflowMutexes = 8
+
+// overflowIDs numbers overflow segments.
+var overflowIDs atomic.Uint64
+
+// folded is the overflow segment over (nil for none) with seg folded in:
+// the join of their clocks, under the union of their mutexes.
+func folded(over, seg *wrSeg) *wrSeg {
+	if seg == nil {
+		return over
+	}
+	n := &wrSeg{tid: seg.tid, clock: seg.clock, vc: seg.vc.Copy(), folded: true, id: overflowIDs.Add(1)}
+	if n.vc.Get(seg.tid) < seg.clock {
+		n.vc.Set(seg.tid, seg.clock)
+	}
+	n.mutexes = append(n.mutexes, seg.mutexes...)
+	n.anyMutex = seg.anyMutex
+	if over != nil {
+		n.vc.Join(over.vc)
+		n.anyMutex = n.anyMutex || over.anyMutex
+		for _, m := range over.mutexes {
+			if !n.under(m) {
+				n.mutexes = append(n.mutexes, m)
+			}
+		}
+	}
+	if n.anyMutex || len(n.mutexes) > overflowMutexes {
+		n.anyMutex, n.mutexes = true, nil
+	}
+	return n
+}
+
+// under reports whether seg was published under mutex m.
+func (seg *wrSeg) under(m uint64) bool {
+	for _, x := range seg.mutexes {
+		if x == m {
+			return true
+		}
+	}
+	return false
+}
