@@ -48,7 +48,4 @@ BLOCKING(int, epoll_wait, (int ep, struct epoll_event *ev, int n, int timeout), 
 BLOCKING(int, epoll_pwait, (int ep, struct epoll_event *ev, int n, int timeout, const sigset_t *mask),
 	 (ep, ev, n, timeout, mask), int, struct epoll_event *, int, int, const sigset_t *)
 BLOCKING(int, sigsuspend, (const sigset_t *mask), (mask), const sigset_t *)
-BLOCKING(int, sigwait, (const sigset_t *set, int *sig), (set, sig), const sigset_t *, int *)
-BLOCKING(int, sigwaitinfo, (const sigset_t *set, siginfo_t *info), (set, info), const sigset_t *, siginfo_t *)
-BLOCKING(int, sigtimedwait, (const sigset_t *set, siginfo_t *info, const struct timespec *ts), (set, info, ts),
-	 const sigset_t *, siginfo_t *, const struct timespec *)
+/* sigwait, sigwaitinfo and sigtimedwait: signals.c (they acquire) */

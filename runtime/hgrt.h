@@ -101,6 +101,11 @@ struct hg_thread {
 	 * for their duration, and restored to sig_saved_rt. */
 	int32_t sig_depth;
 	int32_t sig_saved_rt;
+	/* Signals whose handler ran since the last flush (bit sig-1), and
+	 * the buffer position at the first: the flush puts their acquires
+	 * there (signals.c, hg_sig_acquires). */
+	uint64_t sig_acq;
+	uint32_t sig_mark;
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
@@ -143,6 +148,8 @@ void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 uint64_t hg_link_pc_addr(uint64_t ra); /* ranges.c: hg_link_pc for an address held as an integer */
 int hg_in_runtime(uint64_t addr);      /* ranges.c: addr is code of this library */
 void hg_print(const char *line);       /* start.c: one line to the runtime's stderr or log file */
+void hg_forked_threads(void);          /* start.c: a thread is created with detection off */
+uint32_t hg_sig_acquires(struct hg_thread *t, struct hg_event *ev, uint32_t max, uint32_t *mark); /* signals.c */
 void hg_halt(int code);                /* start.c: flush stdio and exit now (halt_on_error) */
 char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */
 

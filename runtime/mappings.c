@@ -1,4 +1,4 @@
-/* mappings.c: interposed mmap, mmap64, mremap and munmap.
+/* mappings.c: interposed mmap, mmap64, mremap, munmap and madvise.
  *
  * Memory that a mapping change gives back or (re)maps loses its shadow
  * state: the next mapping at the same address starts as never accessed, so
@@ -64,6 +64,20 @@ int munmap(void *addr, size_t len)
 	resolve_munmap();
 	int r = REAL(munmap)(addr, len);
 	if (r == 0)
+		hg_forget(addr, len);
+	return r;
+}
+
+/* madvise(DONTNEED, FREE, REMOVE) gives the pages back: they read as zeros
+ * (or as the file) afterwards, a fresh start like a new mapping. A pool
+ * allocator that returns a slab this way and hands it to another thread
+ * is otherwise paired with the slab's earlier users. */
+DEFINE_REAL(int, madvise, void *, size_t, int)
+int madvise(void *addr, size_t len, int advice)
+{
+	resolve_madvise();
+	int r = REAL(madvise)(addr, len, advice);
+	if (r == 0 && (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE))
 		hg_forget(addr, len);
 	return r;
 }

@@ -13,6 +13,15 @@
  * uses hg_overflow, which never buffers. The program sees its own
  * handlers: sigaction reports what the program installed, not
  * hg_sig_entry.
+ *
+ * Signal delivery is synchronisation: sending a signal (kill, raise,
+ * pthread_kill, tgkill, sigqueue, pthread_sigqueue) releases onto the
+ * signal's object, and taking it acquires: a handler's entry, or the
+ * return of sigwait, sigwaitinfo or sigtimedwait. A thread that fills a
+ * request and wakes a worker with pthread_kill hands the request over. A
+ * handler cannot call into Go, so its entry only notes the signal and
+ * where the thread's buffer stood; the thread's next flush puts the
+ * acquire there (hg_sig_acquires).
  */
 #define _GNU_SOURCE
 #include "wrap.h"
@@ -50,6 +59,69 @@ static void hg_sig_enter(struct hg_thread **t)
 	*t = self;
 }
 
+/* hg_sig_taken notes that t's handler for sig runs (signal context). */
+static void hg_sig_taken(struct hg_thread *t, int sig)
+{
+	if (!t || sig < 1 || sig > 64)
+		return;
+	if (t->sig_acq == 0)
+		t->sig_mark = t->n; /* an event half written counts as after */
+	__atomic_fetch_or(&t->sig_acq, 1ull << (sig - 1), __ATOMIC_RELAXED);
+}
+
+/* signal objects: an address per signal number stands for it */
+static char hg_sig_obj[65];
+
+static struct hg_event hg_sig_acquire_event(int sig)
+{
+	struct hg_event e = {(uint64_t)(uintptr_t)&hg_sig_obj[sig], HG_INFO(0, 0, HG_ATOMIC | HG_POST), 0};
+	return e;
+}
+
+/* hg_sig_acquires takes the signals whose handlers ran on t since the
+ * last flush: it fills ev (up to max) with their acquires and sets *mark
+ * to the buffer position they go to. Called by the flush, outside any
+ * handler (a handler arriving meanwhile is noted for the next flush). */
+uint32_t hg_sig_acquires(struct hg_thread *t, struct hg_event *ev, uint32_t max, uint32_t *mark)
+{
+	if (!t->sig_acq)
+		return 0;
+	*mark = t->sig_mark;
+	uint64_t bits = __atomic_exchange_n(&t->sig_acq, 0, __ATOMIC_RELAXED);
+	uint32_t n = 0;
+	for (int sig = 1; sig <= 64; sig++) {
+		if (!(bits & (1ull << (sig - 1))))
+			continue;
+		if (n == max) { /* the rest at the next flush, from its start */
+			__atomic_fetch_or(&t->sig_acq, bits & ~((1ull << (sig - 1)) - 1), __ATOMIC_RELAXED);
+			t->sig_mark = 0;
+			break;
+		}
+		ev[n++] = hg_sig_acquire_event(sig);
+	}
+	return n;
+}
+
+/* hg_sig_send: t is about to send sig (to any thread or process). */
+static void hg_sig_send(void *ra, int sig)
+{
+	if (sig < 1 || sig > 64)
+		return; /* 0 only tests the target */
+	struct hg_thread *t = hg_active(ra);
+	if (t)
+		GO(t, hgGoRelease(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
+}
+
+/* hg_sig_waited: t took sig with a sigwait call. */
+static void hg_sig_waited(void *ra, int sig)
+{
+	if (sig < 1 || sig > 64)
+		return;
+	struct hg_thread *t = hg_active(ra);
+	if (t)
+		GO(t, hgGoAcquire(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
+}
+
 static void hg_sig_leave(struct hg_thread *t)
 {
 	if (!t) {
@@ -71,6 +143,7 @@ static void hg_sig_entry(int sig, siginfo_t *info, void *ctx)
 		atomic_store_explicit(&hg_user_handler[sig], (void *)SIG_DFL, memory_order_release); /* the kernel reset it */
 	struct hg_thread *t;
 	hg_sig_enter(&t);
+	hg_sig_taken(t, sig);
 	errno = saved;
 	((void (*)(int, siginfo_t *, void *))h)(sig, info, ctx);
 	saved = errno;
@@ -202,3 +275,88 @@ JUMP_WRAPPER(longjmp, jmp_buf)
 JUMP_WRAPPER(_longjmp, jmp_buf)
 JUMP_WRAPPER(siglongjmp, sigjmp_buf)
 JUMP_WRAPPER(__longjmp_chk, sigjmp_buf) /* longjmp under _FORTIFY_SOURCE */
+
+/* ---- sending and waiting: release and acquire on the signal ---- */
+
+DEFINE_REAL(int, kill, pid_t, int)
+int kill(pid_t pid, int sig)
+{
+	resolve_kill();
+	hg_sig_send(RA, sig);
+	return REAL(kill)(pid, sig);
+}
+
+DEFINE_REAL(int, raise, int)
+int raise(int sig)
+{
+	resolve_raise();
+	hg_sig_send(RA, sig);
+	return REAL(raise)(sig);
+}
+
+DEFINE_REAL(int, pthread_kill, pthread_t, int)
+int pthread_kill(pthread_t th, int sig)
+{
+	resolve_pthread_kill();
+	hg_sig_send(RA, sig);
+	return REAL(pthread_kill)(th, sig);
+}
+
+DEFINE_REAL(int, tgkill, pid_t, pid_t, int)
+int tgkill(pid_t tgid, pid_t tid, int sig)
+{
+	resolve_tgkill();
+	hg_sig_send(RA, sig);
+	return REAL(tgkill)(tgid, tid, sig);
+}
+
+DEFINE_REAL(int, sigqueue, pid_t, int, const union sigval)
+int sigqueue(pid_t pid, int sig, const union sigval val)
+{
+	resolve_sigqueue();
+	hg_sig_send(RA, sig);
+	return REAL(sigqueue)(pid, sig, val);
+}
+
+DEFINE_REAL(int, pthread_sigqueue, pthread_t, int, const union sigval)
+int pthread_sigqueue(pthread_t th, int sig, const union sigval val)
+{
+	resolve_pthread_sigqueue();
+	hg_sig_send(RA, sig);
+	return REAL(pthread_sigqueue)(th, sig, val);
+}
+
+/* The waits flush before blocking (blocking.c does the same for the
+ * other blocking calls) and acquire what they took. */
+DEFINE_REAL(int, sigwait, const sigset_t *, int *)
+int sigwait(const sigset_t *set, int *sig)
+{
+	resolve_sigwait();
+	hg_active(RA);
+	int r = REAL(sigwait)(set, sig);
+	if (r == 0)
+		hg_sig_waited(RA, *sig);
+	return r;
+}
+
+DEFINE_REAL(int, sigwaitinfo, const sigset_t *, siginfo_t *)
+int sigwaitinfo(const sigset_t *set, siginfo_t *info)
+{
+	resolve_sigwaitinfo();
+	hg_active(RA);
+	int r = REAL(sigwaitinfo)(set, info);
+	if (r > 0)
+		hg_sig_waited(RA, r);
+	return r;
+}
+
+DEFINE_REAL(int, sigtimedwait, const sigset_t *, siginfo_t *, const struct timespec *)
+int sigtimedwait(const sigset_t *set, siginfo_t *info, const struct timespec *ts)
+{
+	resolve_sigtimedwait();
+	hg_active(RA);
+	int r = REAL(sigtimedwait)(set, info, ts);
+	if (r > 0)
+		hg_sig_waited(RA, r);
+	return r;
+}

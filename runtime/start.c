@@ -92,13 +92,34 @@ static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the first object is the main program: stop there */
 }
 
+static int hg_forked; /* this process is a forked child, detection off */
+
 static void hg_atfork_child(void)
 {
 	if (hg_detect) {
 		hg_detect = 0;
+		hg_forked = 1;
 		if (hg_opts.verbosity > 0)
 			hg_print("hgrewrite: race detection is off in this forked child process\n");
 	}
+}
+
+/* hg_forked_threads runs when a thread is created with detection off. In
+ * a forked child that is the moment detection would matter (a child with
+ * one thread has nothing to race with), so the child says, once and at
+ * any verbosity, that its threads are not checked; a child that only
+ * execs stays silent. */
+void hg_forked_threads(void)
+{
+	static int said;
+	if (!hg_forked || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		return;
+	char line[160];
+	snprintf(line, sizeof line,
+		 "hgrewrite: pid %d is a forked child that starts threads: race detection is off in it "
+		 "(the Go runtime does not survive fork)\n",
+		 (int)getpid());
+	hg_print(line);
 }
 
 /* The Go runtime's threads must not take the program's signals: a signal

@@ -136,10 +136,23 @@ static void hg_stack_now(struct hg_thread *t)
  * thread's next wrapper call. */
 static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 {
-	if (t->n) {
+	struct hg_event acq[8]; /* more signals wait for the next flush */
+	uint32_t mark = 0, nacq = hg_sig_acquires(t, acq, 8, &mark);
+	if (t->n || nacq) {
 		uint32_t n = t->n;
 		t->n = 0;
-		if (hgGoFlush(t->tid, t->buf, n, t) > 0)
+		if (mark > n)
+			mark = n;
+		/* a signal's acquires go where its handler interrupted the
+		 * thread: the events before it, the acquires, the rest */
+		int pending = 0;
+		if (nacq && mark > 0)
+			pending = hgGoFlush(t->tid, t->buf, mark, t);
+		if (nacq)
+			pending = hgGoFlush(t->tid, acq, nacq, t);
+		if (n > (nacq ? mark : 0))
+			pending = hgGoFlush(t->tid, t->buf + (nacq ? mark : 0), n - (nacq ? mark : 0), t);
+		if (pending > 0)
 			t->want_stack = 1;
 		t->locks_known = 1; /* its lock events are processed: hg_locks is current */
 	}
@@ -153,7 +166,7 @@ static void hg_flush_with(struct hg_thread *t, int can_stack)
 		t->n = 0;
 		return;
 	}
-	if (t->n == 0 && !(can_stack && t->want_stack))
+	if (t->n == 0 && !t->sig_acq && !(can_stack && t->want_stack))
 		return;
 	t->in_rt = 1;
 	hg_flush_guarded(t, can_stack);

@@ -71,8 +71,11 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 {
 	resolve_pthread_create();
 	struct hg_thread *t = hg_active(RA);
-	if (!t)
+	if (!t) {
+		if (!hg_detect)
+			hg_forked_threads();
 		return REAL(pthread_create)(th, attr, fn, arg);
+	}
 	struct hg_start *s = malloc(sizeof *s);
 	if (!s)
 		return REAL(pthread_create)(th, attr, fn, arg);

@@ -421,3 +421,53 @@ func TestRuntimeInitOrder(t *testing.T) {
 		t.Fatalf(".init_array order %v: Go's initialiser must come before hg_init", index)
 	}
 }
+
+// forkNotice is the line a forked child that starts threads prints: the Go
+// runtime does not survive fork, so detection is off there.
+const forkNotice = "is a forked child that starts threads: race detection is off in it"
+
+// TestForkedChildNotice: a forked child that starts threads says once, at
+// the default verbosity, that it is not checked; a child that only execs
+// says nothing (a program's fork+exec must not change its stderr).
+func TestForkedChildNotice(t *testing.T) {
+	dir := t.TempDir()
+	v := variant{opt: "-O2", pie: true}
+	threads := compile(t, filepath.Join(repoRoot(t), "testdata", "progs", "fork_threads.c"), dir, v)
+	execSrc := filepath.Join(dir, "fork_exec.c")
+	err := os.WriteFile(execSrc, []byte(`#include <pthread.h>
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+static void *idle(void *p) { return p; }
+int main(void)
+{
+	pthread_t th;
+	pthread_create(&th, NULL, idle, NULL);
+	pid_t pid = fork();
+	if (pid == 0) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	int st;
+	waitpid(pid, &st, 0);
+	pthread_join(th, NULL);
+	printf("child status %d\n", WEXITSTATUS(st));
+	return 0;
+}
+`), 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forkExec := compile(t, execSrc, dir, v)
+	for _, c := range []struct {
+		bin     string
+		notices int
+	}{{threads, 1}, {forkExec, 0}} {
+		rewriteOK(t, c.bin, c.bin+".hg")
+		want, got := runProg(t, nil, c.bin), runProg(t, nil, c.bin+".hg")
+		compareRuns(t, want, got)
+		if n := strings.Count(string(got.stderr), forkNotice); n != c.notices {
+			t.Errorf("%s: %d notices, want %d; stderr:\n%s", filepath.Base(c.bin), n, c.notices, got.stderr)
+		}
+	}
+}

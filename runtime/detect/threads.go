@@ -39,10 +39,14 @@ func (d *Detector) ThreadHandle(tid int32, handle uint64) {
 }
 
 // ThreadExit records thread tid's final clock, which its joiner acquires.
+// It is the clock itself, not a copy: no event of the thread follows its
+// exit (the C side retires its record), and a copy as long as the number
+// of threads ever created, per thread, is what made thread churn cost
+// time in the garbage collector.
 func (d *Detector) ThreadExit(tid int32) {
 	if t := d.thread(tid); t != nil {
 		d.mu.Lock()
-		t.exitVC = t.vc.Copy()
+		t.exitVC = t.vc
 		d.mu.Unlock()
 	}
 }
@@ -91,9 +95,12 @@ func (d *Detector) joinClock(t *thread, handle uint64) (int32, bool) {
 // forget drops the clocks of a thread that has been joined: nobody joins
 // it again, and a program that creates threads by the thousand would
 // otherwise keep one vector clock per thread that ever lived (each as long
-// as the number of threads then). No event comes from it any more (the C
-// side retired its record at its exit); an empty clock stands in, which
-// grows only if one did.
+// as the number of threads then), and its region records. No event comes
+// from it any more (the C side retired its record at its exit); an empty
+// clock stands in, which grows only if one did. What reports say of it
+// (tid, parent, where it was created) stays.
 func (t *thread) forget() {
 	t.vc, t.exitVC, t.snap = new(shadow.VC), nil, nil
+	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
+	t.overKnown = [len(t.overKnown)]*wrSeg{}
 }
