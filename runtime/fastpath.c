@@ -344,6 +344,8 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 			hg_spin(t, addr, info);
 		return;
 	}
+	if (addr < HG_UNMAPPABLE)
+		return; /* the access faults: a null dereference a handler recovers from is no write */
 	if (HG_INFO_FLAGS(info) & HG_ATOMIC) {
 		if (HG_INFO_FLAGS(info) & HG_POST)
 			addr = t->last_atomic; /* the registers may have changed */
@@ -389,6 +391,8 @@ HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)
 	uint64_t len = count * HG_INFO_SIZE(info);
 	hg_add(&t->ranges, 1, t);
 	hg_add(&t->bytes, len, t);
+	if (addr < HG_UNMAPPABLE)
+		return; /* faults */
 	if (len && t->recording)
 		hg_record(t, addr, HG_INFO_FLAGS(info));
 	if (len)

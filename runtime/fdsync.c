@@ -21,6 +21,7 @@
 #define _GNU_SOURCE
 #include "wrap.h"
 
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <stdarg.h>
 #include <sys/socket.h>
@@ -158,9 +159,25 @@ int dup(int fd)
 	return r;
 }
 
+/* The runtime's copy of stderr (hg_opts.err_fd, high up) survives the
+ * program's closing every descriptor at start, as daemons and test
+ * harnesses do: close and close_range leave it open (the program never
+ * knew it), and a dup2 onto it moves it out of the way first, so that the
+ * reports still get out. */
+static int hg_keeps(int fd) { return fd > 2 && fd == hg_opts.err_fd; }
+
+static void hg_err_fd_moves(int to)
+{
+	if (hg_keeps(to)) {
+		int moved = fcntl(to, F_DUPFD_CLOEXEC, 100);
+		hg_opts.err_fd = moved >= 0 ? moved : 2;
+	}
+}
+
 int dup2(int fd, int to)
 {
 	resolve_dup2();
+	hg_err_fd_moves(to);
 	int r = REAL(dup2)(fd, to);
 	if (r >= 0 && r != fd)
 		hg_fd_set(r, hg_fd_get(fd));
@@ -170,6 +187,7 @@ int dup2(int fd, int to)
 int dup3(int fd, int to, int flags)
 {
 	resolve_dup3();
+	hg_err_fd_moves(to);
 	int r = REAL(dup3)(fd, to, flags);
 	if (r >= 0)
 		hg_fd_set(r, hg_fd_get(fd));
@@ -179,8 +197,38 @@ int dup3(int fd, int to, int flags)
 int close(int fd)
 {
 	resolve_close();
+	if (hg_keeps(fd))
+		return 0;
 	hg_fd_set(fd, 0);
 	return REAL(close)(fd);
+}
+
+DEFINE_REAL(int, close_range, unsigned int, unsigned int, int)
+int close_range(unsigned int first, unsigned int last, int flags)
+{
+	resolve_close_range();
+	unsigned int keep = (unsigned int)hg_opts.err_fd;
+	if (!hg_keeps(hg_opts.err_fd) || keep < first || keep > last)
+		return REAL(close_range)(first, last, flags);
+	int r = keep > first ? REAL(close_range)(first, keep - 1, flags) : 0;
+	if (r == 0 && keep < last)
+		r = REAL(close_range)(keep + 1, last, flags);
+	return r;
+}
+
+DEFINE_REAL(void, closefrom, int)
+void closefrom(int low)
+{
+	resolve_closefrom();
+	if (!hg_keeps(hg_opts.err_fd) || hg_opts.err_fd < low) {
+		REAL(closefrom)(low);
+		return;
+	}
+	if (close_range((unsigned int)low, ~0u, 0) != 0) { /* a kernel without close_range */
+		long max = sysconf(_SC_OPEN_MAX);
+		for (int fd = low; fd < max; fd++)
+			close(fd);
+	}
 }
 
 /* ---- writes release, reads that return data acquire ---- */

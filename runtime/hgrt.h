@@ -139,6 +139,10 @@ extern struct hg_options hg_opts; /* start.c */
  * epochs.go) and the shadow memory's directory (shadow.c; package shadow:
  * 4-byte granules, 32-byte cells, 4 MiB chunks). */
 extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
+/* Addresses below Linux's default vm.mmap_min_addr are never mapped: an
+ * access there faults (a null-pointer dereference, perhaps recovered
+ * from by a SIGSEGV handler) and touches no memory. */
+#define HG_UNMAPPABLE 0x10000u
 /* Each thread's lockset ids (runtime/detect, Host.PublishLocks): all locks
  * held in the low half, those held in write mode in the high half. */
 extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
@@ -149,6 +153,8 @@ uint64_t hg_link_pc_addr(uint64_t ra); /* ranges.c: hg_link_pc for an address he
 int hg_in_runtime(uint64_t addr);      /* ranges.c: addr is code of this library */
 void hg_print(const char *line);       /* start.c: one line to the runtime's stderr or log file */
 void hg_forked_threads(void);          /* start.c: a thread is created with detection off */
+void hg_threads_init(void);            /* wrappers.c: count the program's threads (main thread, at start) */
+void hg_threads_forked(void);          /* wrappers.c: stop counting (a forked child) */
 uint32_t hg_sig_acquires(struct hg_thread *t, struct hg_event *ev, uint32_t max, uint32_t *mark); /* signals.c */
 void hg_halt(int code);                /* start.c: flush stdio and exit now (halt_on_error) */
 char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */

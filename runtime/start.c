@@ -96,6 +96,7 @@ static int hg_forked; /* this process is a forked child, detection off */
 
 static void hg_atfork_child(void)
 {
+	hg_threads_forked();
 	if (hg_detect) {
 		hg_detect = 0;
 		hg_forked = 1;
@@ -188,6 +189,7 @@ __attribute__((constructor)) static void hg_init(void)
 	if (hg_hdr->version != HG_VERSION)
 		hg_fatal("this executable was rewritten by a different hgrewrite version; rewrite it again");
 	pthread_atfork(NULL, NULL, hg_atfork_child);
+	hg_threads_init();
 	struct hg_thread *t = hg_current();
 	if (hg_opts.detect) {
 		t->tid = hgGoMainThread((GoUint64)hg_bias);

@@ -48,6 +48,62 @@ DEFINE_REAL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec
 DEFINE_REAL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *)
 DEFINE_REAL(void, pthread_exit, void *)
 
+/* ---- the process ends with its last program thread ----
+ * glibc ends the process (exit(0)) when its last thread exits, counting
+ * every thread, the Go runtime's included: those never exit, so a
+ * program whose main thread calls pthread_exit while detached workers
+ * finish would live on forever. The runtime counts the program's own
+ * threads (main and every thread it creates) and calls exit(0) when the
+ * last one is gone, as glibc would have: from a thread-specific-data
+ * destructor, which runs however a thread ends (return, pthread_exit,
+ * cancellation). Off in forked children, which have no Go threads. */
+static int hg_threads_alive = 1;
+static int hg_count_threads;
+static pthread_key_t hg_alive_key;
+
+static void hg_thread_gone(void *unused)
+{
+	(void)unused;
+	if (__atomic_sub_fetch(&hg_threads_alive, 1, __ATOMIC_ACQ_REL) == 0 && hg_count_threads)
+		exit(0);
+}
+
+void hg_threads_init(void)
+{
+	if (pthread_key_create(&hg_alive_key, hg_thread_gone) == 0 && pthread_setspecific(hg_alive_key, (void *)1) == 0)
+		hg_count_threads = 1;
+}
+
+void hg_threads_forked(void) { hg_count_threads = 0; }
+
+static void hg_thread_born(void)
+{
+	if (hg_count_threads)
+		pthread_setspecific(hg_alive_key, (void *)1);
+}
+
+/* hg_create_counted is pthread_create for a start routine that calls
+ * hg_thread_born first. */
+static int hg_create_counted(pthread_t *th, const pthread_attr_t *attr, void *(*start)(void *), void *s)
+{
+	int counting = hg_count_threads;
+	if (counting)
+		__atomic_add_fetch(&hg_threads_alive, 1, __ATOMIC_ACQ_REL);
+	int r = REAL(pthread_create)(th, attr, start, s);
+	if (r != 0 && counting)
+		__atomic_sub_fetch(&hg_threads_alive, 1, __ATOMIC_ACQ_REL);
+	return r;
+}
+
+/* hg_plain_start starts a thread the detector does not track. */
+static void *hg_plain_start(void *p)
+{
+	struct hg_start s = *(struct hg_start *)p;
+	free(p);
+	hg_thread_born();
+	return s.fn(s.arg);
+}
+
 static void hg_thread_done(struct hg_thread *t)
 {
 	hg_flush(t);
@@ -59,6 +115,7 @@ static void *hg_thread_start(void *p)
 {
 	struct hg_start s = *(struct hg_start *)p;
 	free(p);
+	hg_thread_born();
 	struct hg_thread *t = hg_current();
 	t->tid = s.tid;
 	void *ret = s.fn(s.arg);
@@ -70,21 +127,26 @@ static void *hg_thread_start(void *p)
 int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
 	resolve_pthread_create();
+	if (hg_from_runtime(RA))
+		return REAL(pthread_create)(th, attr, fn, arg); /* the Go runtime's own */
 	struct hg_thread *t = hg_active(RA);
-	if (!t) {
-		if (!hg_detect)
-			hg_forked_threads();
-		return REAL(pthread_create)(th, attr, fn, arg);
-	}
 	struct hg_start *s = malloc(sizeof *s);
 	if (!s)
 		return REAL(pthread_create)(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	if (!t) {
+		if (!hg_detect)
+			hg_forked_threads();
+		int r = hg_create_counted(th, attr, hg_plain_start, s);
+		if (r != 0)
+			free(s);
+		return r;
+	}
 	int32_t tid;
 	GO(t, tid = hgGoThreadCreate(t->tid, (GoUint64)(uintptr_t)RA));
 	s->tid = tid;
-	int r = REAL(pthread_create)(th, attr, hg_thread_start, s);
+	int r = hg_create_counted(th, attr, hg_thread_start, s);
 	if (r != 0) {
 		free(s);
 		return r;

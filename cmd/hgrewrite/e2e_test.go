@@ -471,3 +471,38 @@ int main(void)
 		}
 	}
 }
+
+// qaRuns is how often TestQARepeat runs each program.
+const qaRuns = 10
+
+// TestQARepeat runs the programs a QA machine throws at a build
+// (testdata/progs/qa_*.c: detached threads and pthread_exit from main,
+// exit from a worker, siglongjmp out of a handler on an alternate stack,
+// posix_spawn and vfork, every descriptor closed at start, 10,000 short
+// threads) 10 times each: every run must match the native program's
+// stdout and exit status, and report nothing (none of them races).
+func TestQARepeat(t *testing.T) {
+	srcs, _ := filepath.Glob(filepath.Join(repoRoot(t), "testdata", "progs", "qa_*.c"))
+	if len(srcs) == 0 {
+		t.Fatal("no qa_*.c programs in testdata/progs")
+	}
+	for _, src := range srcs {
+		src := src
+		t.Run(strings.TrimSuffix(filepath.Base(src), ".c"), func(t *testing.T) {
+			t.Parallel()
+			bin := compile(t, src, t.TempDir(), variant{opt: "-O2", pie: true})
+			rewriteOK(t, bin, bin+".hg")
+			want := runProg(t, nil, bin)
+			for run := 0; run < qaRuns; run++ {
+				got := runProg(t, nil, bin+".hg")
+				compareRuns(t, want, got)
+				if bytes.Contains(got.stderr, []byte("WARNING: hgrewrite")) {
+					t.Errorf("run %d reported a race:\n%s", run+1, clip(got.stderr))
+				}
+				if t.Failed() {
+					t.Fatalf("run %d of %d differs", run+1, qaRuns)
+				}
+			}
+		})
+	}
+}
