@@ -344,14 +344,14 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 			hg_spin(t, addr, info);
 		return;
 	}
-	if (addr < HG_UNMAPPABLE)
-		return; /* the access faults: a null dereference a handler recovers from is no write */
 	if (HG_INFO_FLAGS(info) & HG_ATOMIC) {
 		if (HG_INFO_FLAGS(info) & HG_POST)
 			addr = t->last_atomic; /* the registers may have changed */
 		else
 			t->last_atomic = addr;
 	}
+	if (addr < HG_UNMAPPABLE)
+		return; /* the access faults: a null dereference a handler recovers from is no write */
 	if (!counted && !(HG_INFO_FLAGS(info) & HG_POST)) {
 		hg_add(&t->accesses, 1, t);
 		if (t->recording && !(HG_INFO_FLAGS(info) & HG_ATOMIC))
