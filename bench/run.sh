@@ -49,9 +49,9 @@ for p in $progs; do
 		row="$row n/a |"
 	fi
 	if [ $have_vg = 1 ]; then
-		read -r t m <<<"$(measure "$p-helgrind" valgrind --tool=helgrind -q "$out/$p")"
+		read -r t m <<<"$(measure "$p-helgrind" valgrind --tool=helgrind -q --max-threads=4096 "$out/$p")"
 		cell helgrind "$t" "$m"
-		read -r t m <<<"$(measure "$p-drd" valgrind --tool=drd -q "$out/$p")"
+		read -r t m <<<"$(measure "$p-drd" valgrind --tool=drd -q --max-threads=4096 "$out/$p")"
 		cell drd "$t" "$m"
 	else
 		row="$row n/a | n/a |"

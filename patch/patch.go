@@ -41,6 +41,23 @@ type Layout struct {
 type Options struct {
 	InstrumentStack bool   // also rsp-based and frame-pointer accesses
 	Hooks           *Hooks // loop hooks (hooks.go); nil for none
+	// ReadOnly are the link-time ranges that are never written while
+	// threads run: segments without write permission and the RELRO
+	// range (written by the loader before main). A RIP-relative read
+	// there needs no check: nothing can race with it.
+	ReadOnly []Range
+}
+
+// Range is the half-open address range [Start, End).
+type Range struct{ Start, End uint64 }
+
+func inRanges(rs []Range, a, n uint64) bool {
+	for _, r := range rs {
+		if r.Start <= a && a+n <= r.End {
+			return true
+		}
+	}
+	return false
 }
 
 // Patch is a run of original code bytes to overwrite.
@@ -80,6 +97,7 @@ const (
 	skipShort       = "block too short, no island in reach"
 	skipReloc       = "block not relocatable"
 	skipNoUnwind    = "code without unwind info"
+	skipReadOnly    = "read of read-only data"
 )
 
 // CodeReader returns n original bytes at addr.
@@ -209,6 +227,9 @@ func (b *builder) skipReason(blk *cfg.Block, in *disasm.Inst) string {
 		return skipTLS
 	case in.Flags&disasm.Unsupported != 0:
 		return skipUnsupported
+	case in.Flags&disasm.RIPRel != 0 && in.Mem.Access&disasm.Write == 0 &&
+		inRanges(b.opt.ReadOnly, in.Target, uint64(max(in.Mem.Size, 1))):
+		return skipReadOnly
 	case b.opt.InstrumentStack:
 		return ""
 	case in.Flags&disasm.StackMem != 0:

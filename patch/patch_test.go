@@ -252,3 +252,18 @@ func TestFlagsDead(t *testing.T) {
 		}
 	}
 }
+
+// A RIP-relative read of read-only data is not instrumented; a write
+// there (a program that made it writable) and a read elsewhere are.
+func TestReadOnlySkip(t *testing.T) {
+	code := []byte{
+		0x48, 0x8b, 0x05, 0xf9, 0x0f, 0x00, 0x00, // 1000 mov 0x2000(%rip),%rax: read-only, skipped
+		0x48, 0x89, 0x05, 0xf2, 0x0f, 0x00, 0x00, // 1007 mov %rax,0x2000(%rip): a write, instrumented
+		0x48, 0x8b, 0x05, 0xeb, 0x1f, 0x00, 0x00, // 100e mov 0x3000(%rip),%rax: writable data, instrumented
+		0xc3, // 1015 ret
+	}
+	f := build(t, true, 0x1000, code, uint64(len(code)), Options{ReadOnly: []Range{{0x2000, 0x3000}}})
+	if f.res.Stats.Skipped[skipReadOnly] != 1 || f.res.Stats.Instrumented != 2 {
+		t.Fatalf("stats: %+v", f.res.Stats)
+	}
+}

@@ -11,6 +11,7 @@
 package rewrite
 
 import (
+	"debug/elf"
 	"errors"
 	"fmt"
 	"time"
@@ -43,7 +44,7 @@ type Result struct {
 func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	g, bad := Graph(bin)
 	r := &Result{Graph: g, Undecodable: bad}
-	popt := patch.Options{InstrumentStack: opt.InstrumentStack}
+	popt := patch.Options{InstrumentStack: opt.InstrumentStack, ReadOnly: readOnly(bin)}
 	var li loops.Input
 	if opt.Loops {
 		start := time.Now()
@@ -105,4 +106,16 @@ func selfCheck(img []byte) error {
 		return fmt.Errorf("internal error: output does not parse: %v", err)
 	}
 	return nil
+}
+
+// readOnly is what bin never writes while threads run: its loadable
+// segments without write permission and its RELRO range.
+func readOnly(bin *elfrw.Binary) []patch.Range {
+	var rs []patch.Range
+	for _, p := range bin.F.Progs {
+		if p.Type == elf.PT_LOAD && p.Flags&elf.PF_W == 0 || p.Type == elf.PT_GNU_RELRO {
+			rs = append(rs, patch.Range{Start: p.Vaddr, End: p.Vaddr + p.Memsz})
+		}
+	}
+	return rs
 }
