@@ -21,8 +21,12 @@ import (
 // variables in flight under locks than it holds), never the other way
 // round (a hand-off lost and reported as a race).
 type segTable struct {
-	slots []segSlot
-	shift uint // a key's slot is its hash's top bits
+	// slots is allocated by the first put: a program that never
+	// publishes under a lock (or waits on a condition) does not pay
+	// for the table's megabytes
+	slots atomic.Pointer[[]segSlot]
+	alloc sync.Once
+	bits  uint
 	// put takes its slot's stripe: two threads publishing into one slot
 	// at once would otherwise take the same free way.
 	mu [64]sync.Mutex
@@ -53,13 +57,16 @@ type segSlot struct {
 }
 
 // newSegTable makes a table of 1<<bits slots.
-func newSegTable(bits uint) *segTable {
-	return &segTable{slots: make([]segSlot, 1<<bits), shift: 64 - bits}
-}
+func newSegTable(bits uint) *segTable { return &segTable{bits: bits} }
 
+// slot is key's slot and its stripe; nil before the first put.
 func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
-	i := (key >> 2) * 0x9e3779b97f4a7c15 >> st.shift
-	return &st.slots[i], &st.mu[i%uint64(len(st.mu))]
+	slots := st.slots.Load()
+	if slots == nil {
+		return nil, nil
+	}
+	i := (key >> 2) * 0x9e3779b97f4a7c15 >> (64 - st.bits)
+	return &(*slots)[i], &st.mu[i%uint64(len(st.mu))]
 }
 
 // news is the entries of key that vc, the clock of thread tid, does not
@@ -67,6 +74,9 @@ func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
 // may hold more.
 func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*wrSeg, over *wrSeg) {
 	s, _ := st.slot(key)
+	if s == nil {
+		return out, nil
+	}
 	for i := range s.ways {
 		w := &s.ways[i]
 		if w.key.Load() != key {
@@ -87,6 +97,9 @@ func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*w
 // find is an entry of key, or nil.
 func (st *segTable) find(key uint64) *wrSeg {
 	s, _ := st.slot(key)
+	if s == nil {
+		return nil
+	}
 	for i := range s.ways {
 		w := &s.ways[i]
 		if w.key.Load() != key {
@@ -106,6 +119,10 @@ func (st *segTable) find(key uint64) *wrSeg {
 // entry into the overflow. merge, if not nil, makes the entry that
 // replaces old.
 func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, old *wrSeg) bool, merge func(old *wrSeg) *wrSeg) {
+	st.alloc.Do(func() {
+		slots := make([]segSlot, 1<<st.bits)
+		st.slots.Store(&slots)
+	})
 	s, mu := st.slot(key)
 	mu.Lock()
 	defer mu.Unlock()
