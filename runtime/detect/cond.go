@@ -91,10 +91,10 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 		d.wrSeg.joinInto(t, t.cond.reads)
 	}
 	if publish && len(t.cond.writes) > 0 {
-		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes))
+		d.publish(d.segmentOf(t, mutex, exclusive), t.cond.writes)
 	}
 	if d.opts.Handoff && len(t.cond.reads) > 0 {
-		d.rdSeg.put(d.readSegmentOf(t, mutex, t.cond.reads))
+		d.rdSeg.put(d.readSegmentOf(t, mutex), t.cond.reads)
 	}
 	d.tick(t)
 	t.cond.end()
@@ -109,7 +109,7 @@ func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
 		if len(t.cond.writes) > 0 {
-			d.publish(d.segmentOf(t, t.regionMutex, !t.regionRead, t.cond.writes))
+			d.publish(d.segmentOf(t, t.regionMutex, !t.regionRead), t.cond.writes)
 		}
 	}
 	// The signal took the region's writes: the C side empties its record

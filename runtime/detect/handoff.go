@@ -44,41 +44,31 @@ import (
 // region ended, the writer's own epoch in it, the mutexes the writer held
 // when it wrote the variables (the one whose region or nested lock ended,
 // and any still held; none for a condition variable's signal outside a
-// region) and the variables. vc is a snapshot shared by the writer's segments until
-// its next join (thread.snapshot): its own component may be older than
-// clock, which the reader takes from clock. Never changed once published.
+// region); the tables map its variables to it. vc is a snapshot shared
+// by the writer's segments until its next join (thread.snapshot): its own
+// component may be older than clock, which the reader takes from clock.
+// Never changed once published.
 type wrSeg struct {
 	vc      *shadow.VC
 	tid     uint16
 	clock   uint64
 	mutexes []uint64
-	addrs   []uint64
-	// an overflow of a segTable slot: vc holds the whole past of the
+	// an overflow of a segTable: vc holds the whole past of the
 	// segments folded into it; anyMutex, that they were published under
 	// more mutexes than it keeps, so that it holds for any lock
 	folded, anyMutex bool
 	id               uint64 // of an overflow, for thread.overKnown
 }
 
-// has reports whether the segment published a.
-func (s *wrSeg) has(a uint64) bool {
-	for _, x := range s.addrs {
-		if x == a {
-			return true
-		}
-	}
-	return false
-}
-
-// segmentOf makes the segment t publishes for the variables addrs, as
+// segmentOf makes the segment t publishes for variables
 // written under mutex (being released; exclusive says it was held in
 // write mode) and the locks t still holds in write mode. A lock held only
 // for reading is left out: its other holders may have run at the same
 // time, so taking it after this thread does not order their reads after
 // these writes (a write under a read lock is itself a race).
-func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool, addrs []uint64) *wrSeg {
+func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) *wrSeg {
 	tid := uint16(t.tid)
-	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), addrs: append([]uint64(nil), addrs...)}
+	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
 	if mutex != 0 && exclusive {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
@@ -144,14 +134,14 @@ func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark in
 	t.cond.load(t.rec)
 	published := false
 	if mark < len(t.cond.writes) {
-		d.publish(d.segmentOf(t, mutex, exclusive, t.cond.writes[mark:]))
+		d.publish(d.segmentOf(t, mutex, exclusive), t.cond.writes[mark:])
 		published = true
 	}
 	if len(t.cond.reads) > 0 {
 		// the region's reads so far, for a writer that takes only this
 		// mutex next (reverse hand-offs): GNU sort's merge threads hold
 		// a node's lock and compare queued nodes under the queue's
-		d.rdSeg.put(d.readSegmentOf(t, mutex, t.cond.reads))
+		d.rdSeg.put(d.readSegmentOf(t, mutex), t.cond.reads)
 		published = true
 	}
 	if published {
@@ -208,38 +198,38 @@ func newWrSegs() *wrSegs { return &wrSegs{newSegTable(13)} }
 // wrKey is a's key: variables are published by exact address (0 is free).
 func wrKey(a uint64) uint64 { return a + 1 }
 
-// publish makes seg the segment of each of its variables. Without
+// publish makes seg the segment of each of addrs. Without
 // hand-offs, a variable's new segment also carries the one it replaces
 // (chained): the region that wrote it last under a mutex usually read the
 // value the earlier regions left there (a completion counter incremented
 // by each pool worker), and a condition waiter that reads it must be
 // ordered after all of them, as it is with hand-offs, where each writer
 // joined the previous one when it read the variable.
-func (d *Detector) publish(seg *wrSeg) {
+func (d *Detector) publish(seg *wrSeg, addrs []uint64) {
 	anyOld := func(shadow.Epoch, *wrSeg) bool { return true }
-	for _, a := range seg.addrs {
+	for _, a := range addrs {
 		var merge func(old *wrSeg) *wrSeg
 		if !d.opts.Handoff {
 			merge = func(old *wrSeg) *wrSeg {
 				if old == nil || old == seg {
 					return seg
 				}
-				return chained(seg, old, a)
+				return chained(seg, old)
 			}
 		}
 		d.wrSeg.table.put(wrKey(a), seg, anyOld, merge)
 	}
 }
 
-// chained is the segment of variable a alone that seg publishes, carrying
-// the past of old, the one it replaces.
-func chained(seg, old *wrSeg, a uint64) *wrSeg {
+// chained is the segment seg publishes for a variable, carrying the past
+// of old, the one it replaces there.
+func chained(seg, old *wrSeg) *wrSeg {
 	vc := seg.vc.Copy()
 	vc.Join(old.vc)
 	if vc.Get(old.tid) < old.clock {
 		vc.Set(old.tid, old.clock)
 	}
-	return &wrSeg{vc: vc, tid: seg.tid, clock: seg.clock, mutexes: seg.mutexes, addrs: []uint64{a}}
+	return &wrSeg{vc: vc, tid: seg.tid, clock: seg.clock, mutexes: seg.mutexes}
 }
 
 // get is the segment published for a, or nil (an evicted one is not
@@ -292,18 +282,18 @@ func (d *Detector) publishReads(t *thread) {
 	}
 	t.cond.load(t.rec)
 	if len(t.cond.reads) > 0 {
-		d.rdSeg.put(d.readSegmentOf(t, 0, t.cond.reads))
+		d.rdSeg.put(d.readSegmentOf(t, 0), t.cond.reads)
 		d.tick(t)
 	}
 }
 
 // readSegmentOf makes the segment t publishes for the variables it read
-// in its region: under mutex (being released) and every lock t still
-// holds, in either mode (a reader under a read lock is ordered before the
-// next writer).
-func (d *Detector) readSegmentOf(t *thread, mutex uint64, addrs []uint64) *wrSeg {
+// in its region, as read under mutex (being released) and every lock t
+// still holds, in either mode (a reader under a read lock is ordered
+// before the next writer).
+func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
 	tid := uint16(t.tid)
-	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid), addrs: append([]uint64(nil), addrs...)}
+	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
 	if mutex != 0 {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
@@ -375,19 +365,19 @@ func newRdSegs() *rdSegs { return &rdSegs{newSegTable(14)} }
 
 func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
 
-// put makes seg a reader segment of each of its variables. It replaces
+// put makes seg a reader segment of each of addrs. It replaces
 // the entries it dominates: the same thread's earlier ones, and other
 // threads' that it happens after, read under no mutex it lacks (a writer
 // that would join them joins seg, and their past with it). Two threads
 // that take turns on a variable under its mutex then keep one entry.
-func (r *rdSegs) put(seg *wrSeg) {
+func (r *rdSegs) put(seg *wrSeg, addrs []uint64) {
 	dominated := func(e shadow.Epoch, old *wrSeg) bool {
 		if e.TID() != seg.tid && seg.vc.Get(e.TID()) < e.Clock() {
 			return false // seg does not happen after old
 		}
 		return old == nil || old.dominatedBy(seg)
 	}
-	for _, a := range seg.addrs {
+	for _, a := range addrs {
 		r.table.put(granuleKey(a), seg, dominated, nil)
 	}
 }
