@@ -28,8 +28,10 @@
 /* The fast path's view of the detector (hgrt.h); the shadow directory is
  * shadow.c's. */
 int hg_detect;
-uint64_t hg_epochs[HG_MAX_THREADS];
-uint64_t hg_locks[HG_MAX_THREADS];
+/* page aligned: a forked child maps memory shared with its detector
+ * process over them (remote.c) */
+uint64_t hg_epochs[HG_MAX_THREADS] __attribute__((aligned(4096)));
+uint64_t hg_locks[HG_MAX_THREADS] __attribute__((aligned(4096)));
 
 /* a lockset the fast path does not know (hg_thread_locks): no cell's */
 #define HG_LOCKS_UNKNOWN 0xfffffffeu

@@ -73,7 +73,7 @@ static void hg_fd_release(void *ra, int fd)
 	struct hg_thread *t = hg_active(ra);
 	uint64_t obj = hg_fd_obj(fd);
 	if (t && obj)
-		GO(t, hgGoRelease(t->tid, obj));
+		GO(t, hg_d_release(t->tid, obj));
 }
 
 /* hg_fd_acquire: a read from fd returned n bytes. */
@@ -84,7 +84,7 @@ static void hg_fd_acquire(void *ra, int fd, ssize_t n)
 	struct hg_thread *t = hg_active(ra);
 	uint64_t obj = hg_fd_obj(fd);
 	if (t && obj)
-		GO(t, hgGoAcquire(t->tid, obj));
+		GO(t, hg_d_acquire(t->tid, obj));
 }
 
 /* ---- making, copying and closing descriptors ---- */
@@ -302,9 +302,9 @@ long syscall(long nr, ...)
 	int wait = cmd == FUTEX_WAIT || cmd == FUTEX_WAIT_BITSET;
 	struct hg_thread *t = wake || wait ? hg_active(RA) : NULL;
 	if (t && wake)
-		GO(t, hgGoRelease(t->tid, (GoUint64)a1));
+		GO(t, hg_d_release(t->tid, (GoUint64)a1));
 	long r = REAL(syscall)(nr, a1, a2, a3, a4, a5, a6);
 	if (t && wait)
-		GO(t, hgGoAcquire(t->tid, (GoUint64)a1));
+		GO(t, hg_d_acquire(t->tid, (GoUint64)a1));
 	return r;
 }

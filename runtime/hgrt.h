@@ -148,16 +148,74 @@ extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
 extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 
+/* A forked child's detector runs in a process of its own (remote.c, the
+ * child's side; serve.go, the detector's): the child's calls into the
+ * detector go over a socket, one packet each: a request, then its payload
+ * (flush: the events, then the region recording; stack: the return
+ * addresses). The detector answers every request with a reply. */
+enum hg_op {
+	HG_OP_HELLO = 1, /* payload: struct hg_hello; reply: the main thread's id, or -1 */
+	HG_OP_FLUSH,
+	HG_OP_STACK,
+	HG_OP_THREAD_CREATE,
+	HG_OP_THREAD_HANDLE,
+	HG_OP_THREAD_EXIT,
+	HG_OP_THREAD_JOIN,
+	HG_OP_BARRIER_INIT,
+	HG_OP_BARRIER_ARRIVE,
+	HG_OP_BARRIER_LEAVE,
+	HG_OP_RELEASE,
+	HG_OP_ACQUIRE,
+	HG_OP_FINISH,
+	HG_OP_FREE,
+};
+
+struct hg_req {
+	uint32_t op;
+	int32_t tid;
+	uint64_t a[3];
+	uint32_t n1, n2; /* payload bytes: first and second part */
+};
+
+struct hg_rep {
+	int64_t ret;
+	int32_t halt; /* halt_on_error: the child exits now with status code */
+	int32_t code;
+};
+
+/* A flush's region recording (struct hg_thread's rec_r/rec_w). */
+struct hg_rec_msg {
+	uint32_t nrec_r, nrec_w;
+	uint64_t rec_r[HG_REC];
+	uint64_t rec_w[HG_REC];
+};
+
+/* What the detector process needs of the child: who it is, where its code
+ * is (reports' frames; calls from the runtime), and the shared memory: the
+ * memfd holds hg_epochs, then hg_locks, then the arena (the shadow
+ * directory and chunks), which both map at the same address. */
+struct hg_hello {
+	int64_t pid;
+	uint64_t bias;              /* the main program's load bias */
+	uint64_t main_lo, main_hi;  /* its code */
+	uint64_t lib_lo, lib_hi;    /* this library in the child */
+	uint64_t arena, arena_size; /* at offset HG_PUB_BYTES of the memfd */
+};
+
+#define HG_PUB_BYTES ((uint64_t)HG_MAX_THREADS * 8 * 2) /* hg_epochs and hg_locks, shared */
+
 /* The C functions the Go side calls. */
 uint64_t hg_link_pc_addr(uint64_t ra); /* ranges.c: hg_link_pc for an address held as an integer */
 int hg_in_runtime(uint64_t addr);      /* ranges.c: addr is code of this library */
 void hg_print(const char *line);       /* start.c: one line to the runtime's stderr or log file */
-void hg_forked_threads(void);          /* start.c: a thread is created with detection off */
+int hg_forked_threads(void);           /* start.c: a thread is created with detection off; 1: it is on now */
 void hg_threads_init(void);            /* wrappers.c: count the program's threads (main thread, at start) */
 void hg_threads_forked(void);          /* wrappers.c: stop counting (a forked child) */
 uint32_t hg_sig_acquires(struct hg_thread *t, struct hg_event *ev, uint32_t max, uint32_t *mark); /* signals.c */
 void hg_halt(int code);                /* start.c: flush stdio and exit now (halt_on_error) */
 char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */
+void hg_set_log_pid(int pid);          /* start.c: the pid log files are named by (the detector process) */
+void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the detector process's shared memory, at arena or NULL */
 
 /* ==== 3. Between the runtime's C files, by owner ==== */
 
@@ -178,9 +236,11 @@ struct hg_thread *hg_bufferable(void);   /* the thread's record if it may buffer
 void hg_flush(struct hg_thread *t);      /* buffered events to the Go side (wrappers) */
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
 void hg_retire(struct hg_thread *t); /* the thread has finished: no more events, its buffer is unmapped */
+void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
 
 /* shadow.c */
 extern uintptr_t *hg_shadow_dir;
+extern int hg_shadow_shared; /* the cells are shared with a detector process: release with MADV_REMOVE */
 void hg_reset_cells(uint64_t addr, uint64_t size); /* zero a heap block's cells, without Go */
 
 /* loops.c */
@@ -195,4 +255,29 @@ uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */
 
 /* ranges.c */
 uint64_t hg_link_pc(void *ra); /* the main program's link-time address of ra; 0 unless ra is in it */
+void hg_main_span(uint64_t *lo, uint64_t *hi); /* the main program's code */
+void hg_runtime_span(uint64_t *lo, uint64_t *hi); /* this library */
+
+/* remote.c: the detector's entry points for the C side. Each goes to the
+ * Go side in this process (the hgGo function of the same name), or, in a
+ * forked child, to the child's detector process. */
+int hg_d_flush(int32_t tid, struct hg_event *ev, uint32_t n, struct hg_thread *t);
+void hg_d_stack(int32_t tid, uint64_t *pcs, int n);
+int32_t hg_d_thread_create(int32_t parent, uint64_t ra);
+void hg_d_thread_handle(int32_t tid, uint64_t handle);
+void hg_d_thread_exit(int32_t tid);
+void hg_d_thread_join(int32_t tid, uint64_t handle);
+void hg_d_barrier_init(uint64_t addr, uint64_t count);
+uint64_t hg_d_barrier_arrive(int32_t tid, uint64_t addr);
+void hg_d_barrier_leave(int32_t tid, uint64_t addr, uint64_t gen);
+void hg_d_release(int32_t tid, uint64_t addr);
+void hg_d_acquire(int32_t tid, uint64_t addr);
+int hg_d_finish(void);
+int hg_d_free(int32_t tid, uint64_t addr, uint64_t size, uint64_t pc);
+/* a forked child: start its detector process; the caller becomes its
+ * thread 0. Returns the thread id, or -1 (why is in reason). */
+int32_t hg_remote_start(uint64_t bias, const char **reason);
+void hg_remote_forked(void); /* the fork handler: a child of a child starts over */
+void hg_remote_save_options(void); /* start-up: HG_OPTIONS as the program started with them */
+void hg_serve(const char *spec) __attribute__((noreturn)); /* this process is a detector process */
 #endif

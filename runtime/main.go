@@ -21,6 +21,10 @@
 //   - start.c: start-up (options, the header in the program, entry slots),
 //     fork handling, exit statistics and the exit-status rule;
 //   - demangle.c: C++ names in reports;
+//   - remote.c: the C side's entry points into the detector (hg_d_*),
+//     which go to the Go side here or, in a forked child that starts
+//     threads, to a detector process of the child's own; serve.go is
+//     that process's side;
 //   - exports.go, host.go, epochs.go: the Go side's cgo adapter. The
 //     //export functions forward the C side's calls to the detector,
 //     package detect (runtime/detect), which runs the memory state
@@ -35,7 +39,9 @@
 //
 // Per-access work stays in C; the Go side sees batches. Nothing calls into
 // Go in a forked child: a child inherits the Go runtime's locks but not its
-// threads, so a call could deadlock; detection is off there.//
+// threads, so a call could deadlock. Its detector runs in another process
+// (remote.c, serve.go).
+//
 // The Go runtime must not keep the cgroup CPU limit files open in the
 // program's descriptor table (descriptors 3 and 4 of every rewritten
 // program otherwise): GOMAXPROCS does not follow container limits here.

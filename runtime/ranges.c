@@ -93,3 +93,19 @@ uint64_t hg_link_pc_addr(uint64_t ra)
 {
 	return hg_link_pc((void *)(uintptr_t)ra);
 }
+
+/* ---- the spans themselves (a forked child tells its detector process) ---- */
+
+void hg_main_span(uint64_t *lo, uint64_t *hi)
+{
+	hg_link_pc(NULL); /* looks the span up */
+	*lo = hg_main_lo;
+	*hi = hg_main_hi;
+}
+
+void hg_runtime_span(uint64_t *lo, uint64_t *hi)
+{
+	hg_from_runtime(NULL);
+	*lo = hg_lib_lo;
+	*hi = hg_lib_hi;
+}

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 uintptr_t *hg_shadow_dir;
+int hg_shadow_shared;
 
 void hg_set_shadow_dir(uintptr_t dir)
 {
@@ -36,7 +37,7 @@ void hg_reset_cells(uint64_t addr, uint64_t size)
 			uintptr_t lo = chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES;
 			uintptr_t hi = chunk + ((stop & (SH_GRANULES_PER_CHUNK - 1)) + 1) * SH_CELL_BYTES;
 			uintptr_t plo = (lo + 4095) & ~(uintptr_t)4095, phi = hi & ~(uintptr_t)4095;
-			if (phi > plo + 16 * 4096 && madvise((void *)plo, phi - plo, MADV_DONTNEED) == 0) {
+			if (phi > plo + 16 * 4096 && madvise((void *)plo, phi - plo, hg_shadow_shared ? MADV_REMOVE : MADV_DONTNEED) == 0) {
 				for (uintptr_t p = lo; p < plo; p += 8)
 					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
 				for (uintptr_t p = phi; p < hi; p += 8)

@@ -109,7 +109,7 @@ static void hg_sig_send(void *ra, int sig)
 		return; /* 0 only tests the target */
 	struct hg_thread *t = hg_active(ra);
 	if (t)
-		GO(t, hgGoRelease(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
+		GO(t, hg_d_release(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
 }
 
 /* hg_sig_waited: t took sig with a sigwait call. */
@@ -119,7 +119,7 @@ static void hg_sig_waited(void *ra, int sig)
 		return;
 	struct hg_thread *t = hg_active(ra);
 	if (t)
-		GO(t, hgGoAcquire(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
+		GO(t, hg_d_acquire(t->tid, (uint64_t)(uintptr_t)&hg_sig_obj[sig]));
 }
 
 static void hg_sig_leave(struct hg_thread *t)

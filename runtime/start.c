@@ -8,9 +8,11 @@
  * see TestRuntimeInitOrder) it reads HG_OPTIONS through the Go side, finds
  * the header hgrewrite left in the main program and fills its entry slots.
  * At exit (the destructor, or _exit and _Exit, which skip it) it prints
- * the statistics and the race summary and applies the exit-status rule. Nothing here calls into Go in a forked child: a child
- * inherits the Go runtime's locks but not its threads, so detection is
- * switched off there with a one-line notice.
+ * the statistics and the race summary and applies the exit-status rule.
+ * Nothing here calls into Go in a forked child: a child inherits the Go
+ * runtime's locks but not its threads. Detection pauses there until the
+ * child starts threads, and then goes on in a detector process of the
+ * child's own (remote.c).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -33,7 +35,10 @@
 #include "_cgo_export.h"
 
 struct hg_options hg_opts = {.err_fd = 2, .exitcode = 66};
-static pid_t hg_pid; /* the process the runtime started in */
+static pid_t hg_pid; /* the process detection runs in (a forked child's once its detector started) */
+static int hg_log_pid;  /* the pid log files are named by, if not this process's */
+
+void hg_set_log_pid(int pid) { hg_log_pid = pid; }
 static struct hg_header *hg_hdr;
 static uint64_t hg_bias; /* load bias of the main program */
 
@@ -43,7 +48,7 @@ void hg_print(const char *line)
 	int fd = hg_opts.err_fd, opened = 0;
 	if (hg_opts.log_path[0]) {
 		char path[sizeof hg_opts.log_path + 32];
-		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, (int)getpid());
+		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, hg_log_pid ? hg_log_pid : (int)getpid());
 		int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 		if (f >= 0)
 			fd = f, opened = 1;
@@ -92,35 +97,51 @@ static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
 	return 1; /* the first object is the main program: stop there */
 }
 
-static int hg_forked; /* this process is a forked child, detection off */
+static int hg_forked; /* this process is a forked child, detection off until it starts threads */
+static int hg_forked_tried; /* hg_forked_threads tried to start the child's detector */
 
 static void hg_atfork_child(void)
 {
 	hg_threads_forked();
+	hg_remote_forked();
+	hg_forked_tried = 0;
 	if (hg_detect) {
 		hg_detect = 0;
 		hg_forked = 1;
-		if (hg_opts.verbosity > 0)
-			hg_print("hgrewrite: race detection is off in this forked child process\n");
 	}
 }
 
 /* hg_forked_threads runs when a thread is created with detection off. In
- * a forked child that is the moment detection would matter (a child with
- * one thread has nothing to race with), so the child says, once and at
- * any verbosity, that its threads are not checked; a child that only
- * execs stays silent. */
-void hg_forked_threads(void)
+ * a forked child that is the moment detection starts to matter (a child
+ * with one thread has nothing to race with): the child starts a detector
+ * process of its own (remote.c) and the calling thread becomes its thread
+ * 0; the memory the child inherited counts as that thread's. A child that
+ * only execs never gets here. It returns 1 when detection is on now; when
+ * the detector cannot start, the child says so, once, at any verbosity. */
+int hg_forked_threads(void)
 {
-	static int said;
-	if (!hg_forked || __atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
-		return;
-	char line[160];
-	snprintf(line, sizeof line,
-		 "hgrewrite: pid %d is a forked child that starts threads: race detection is off in it "
-		 "(the Go runtime does not survive fork)\n",
-		 (int)getpid());
+	if (!hg_forked || __atomic_exchange_n(&hg_forked_tried, 1, __ATOMIC_ACQ_REL))
+		return 0;
+	const char *why = "";
+	int32_t tid = hg_remote_start(hg_bias, &why);
+	if (tid >= 0) {
+		hg_forked_record(hg_current(), tid);
+		hg_pid = getpid();
+		hg_forked = 0;
+		__atomic_store_n(&hg_detect, 1, __ATOMIC_RELEASE);
+		if (hg_opts.verbosity > 0) {
+			char line[128];
+			snprintf(line, sizeof line, "hgrewrite: pid %d: a forked child starts threads: detection goes on in it\n",
+				 (int)getpid());
+			hg_print(line);
+		}
+		return 1;
+	}
+	char line[256];
+	snprintf(line, sizeof line, "hgrewrite: pid %d is a forked child that starts threads: race detection is off in it (%s)\n",
+		 (int)getpid(), why);
 	hg_print(line);
+	return 0;
 }
 
 /* The Go runtime's threads must not take the program's signals: a signal
@@ -172,7 +193,11 @@ static int hg_private_stderr(void)
 
 __attribute__((constructor)) static void hg_init(void)
 {
+	const char *serve = getenv("HG_SERVE");
+	if (serve)
+		hg_serve(serve); /* a forked child's detector process (remote.c): never returns */
 	hg_pid = getpid();
+	hg_remote_save_options();
 	hg_arena_init();
 	hg_opts.err_fd = hg_private_stderr();
 	int init = hgGoInit(&hg_opts);
@@ -229,7 +254,7 @@ static int hg_finish(void)
 		struct hg_thread *t = hg_current();
 		hg_flush(t);
 		t->in_rt = 1; /* from here on, accesses are only counted */
-		races = hgGoFinish();
+		races = hg_d_finish();
 	}
 	if (hg_opts.stats)
 		hg_print_stats();

@@ -93,6 +93,24 @@ void hg_retire(struct hg_thread *t)
 	munmap(m, bufsz + xs + 64);
 }
 
+/* hg_forked_record: a forked child's thread becomes thread tid of the
+ * child's own detector (start.c). What the record holds of the parent's
+ * detector goes: buffered events, the region recording, signal marks, and
+ * whether hg_locks is current. The count of locks held stays: the thread
+ * holds them still. */
+void hg_forked_record(struct hg_thread *t, int32_t tid)
+{
+	t->tid = tid;
+	t->n = 0;
+	t->wait_mark = t->recording = t->waited = t->wrote = 0;
+	t->want_stack = 0;
+	t->locks_known = 0;
+	t->last_atomic = t->region_mutex = 0;
+	t->sig_acq = 0;
+	t->sig_mark = 0;
+	t->nrec_r = t->nrec_w = t->rec_writes_on = t->nnest = 0;
+}
+
 struct hg_thread *hg_current(void)
 {
 	struct hg_thread *t = hg_self;
@@ -125,7 +143,7 @@ static void hg_stack_now(struct hg_thread *t)
 	for (int i = 0; i < k; i++)
 		ras[i] = (uint64_t)(uintptr_t)pcs[i];
 	t->want_stack = 0;
-	hgGoStack(t->tid, ras, k);
+	hg_d_stack(t->tid, ras, k);
 }
 
 /* hg_flush_guarded hands the buffered events to the Go side; the caller
@@ -147,11 +165,11 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 		 * thread: the events before it, the acquires, the rest */
 		int pending = 0;
 		if (nacq && mark > 0)
-			pending = hgGoFlush(t->tid, t->buf, mark, t);
+			pending = hg_d_flush(t->tid, t->buf, mark, t);
 		if (nacq)
-			pending = hgGoFlush(t->tid, acq, nacq, t);
+			pending = hg_d_flush(t->tid, acq, nacq, t);
 		if (n > (nacq ? mark : 0))
-			pending = hgGoFlush(t->tid, t->buf + (nacq ? mark : 0), n - (nacq ? mark : 0), t);
+			pending = hg_d_flush(t->tid, t->buf + (nacq ? mark : 0), n - (nacq ? mark : 0), t);
 		if (pending > 0)
 			t->want_stack = 1;
 		t->locks_known = 1; /* its lock events are processed: hg_locks is current */

@@ -107,7 +107,7 @@ static void *hg_plain_start(void *p)
 static void hg_thread_done(struct hg_thread *t)
 {
 	hg_flush(t);
-	GO(t, hgGoThreadExit(t->tid));
+	GO(t, hg_d_thread_exit(t->tid));
 	hg_retire(t); /* what it does from here on (TLS destructors) is not checked */
 }
 
@@ -135,16 +135,16 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return REAL(pthread_create)(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	if (!t && !hg_detect && hg_forked_threads())
+		t = hg_active(RA); /* a forked child's first thread: detection is on now */
 	if (!t) {
-		if (!hg_detect)
-			hg_forked_threads();
 		int r = hg_create_counted(th, attr, hg_plain_start, s);
 		if (r != 0)
 			free(s);
 		return r;
 	}
 	int32_t tid;
-	GO(t, tid = hgGoThreadCreate(t->tid, (GoUint64)(uintptr_t)RA));
+	GO(t, tid = hg_d_thread_create(t->tid, (GoUint64)(uintptr_t)RA));
 	s->tid = tid;
 	int r = hg_create_counted(th, attr, hg_thread_start, s);
 	if (r != 0) {
@@ -152,7 +152,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return r;
 	}
 	/* s belongs to the child now (it may be freed already): use tid. */
-	GO(t, hgGoThreadHandle(tid, (GoUint64)*th));
+	GO(t, hg_d_thread_handle(tid, (GoUint64)*th));
 	return r;
 }
 
@@ -162,7 +162,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 static int hg_joined(struct hg_thread *t, pthread_t th, int r)
 {
 	if (t && r == 0)
-		GO(t, hgGoThreadJoin(t->tid, (GoUint64)th));
+		GO(t, hg_d_thread_join(t->tid, (GoUint64)th));
 	return r;
 }
 
@@ -365,13 +365,13 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 static void hg_release(struct hg_thread *t, void *obj)
 {
 	if (t)
-		GO(t, hgGoRelease(t->tid, (GoUint64)(uintptr_t)obj));
+		GO(t, hg_d_release(t->tid, (GoUint64)(uintptr_t)obj));
 }
 
 static void hg_acquire(struct hg_thread *t, void *obj)
 {
 	if (t)
-		GO(t, hgGoAcquire(t->tid, (GoUint64)(uintptr_t)obj));
+		GO(t, hg_d_acquire(t->tid, (GoUint64)(uintptr_t)obj));
 }
 
 /* Condition variables. A signal publishes the signaller's past on the
@@ -531,7 +531,7 @@ int pthread_barrier_init(pthread_barrier_t *b, const pthread_barrierattr_t *a, u
 	struct hg_thread *t = hg_active(RA);
 	int r = REAL(pthread_barrier_init)(b, a, n);
 	if (t && r == 0)
-		GO(t, hgGoBarrierInit((GoUint64)(uintptr_t)b, n));
+		GO(t, hg_d_barrier_init((GoUint64)(uintptr_t)b, n));
 	return r;
 }
 
@@ -541,10 +541,10 @@ int pthread_barrier_wait(pthread_barrier_t *b)
 	struct hg_thread *t = hg_active(RA);
 	GoUint64 gen = 0;
 	if (t)
-		GO(t, gen = hgGoBarrierArrive(t->tid, (GoUint64)(uintptr_t)b));
+		GO(t, gen = hg_d_barrier_arrive(t->tid, (GoUint64)(uintptr_t)b));
 	int r = REAL(pthread_barrier_wait)(b);
 	if (t)
-		GO(t, hgGoBarrierLeave(t->tid, (GoUint64)(uintptr_t)b, gen));
+		GO(t, hg_d_barrier_leave(t->tid, (GoUint64)(uintptr_t)b, gen));
 	return r;
 }
 

@@ -33,6 +33,7 @@ type Memory struct {
 	chunks atomic.Int64
 	failed atomic.Int64 // chunk mmaps that failed
 	closed bool
+	arena  *chunkArena // chunks come from here when set (NewMemoryIn)
 
 	split splitArena // side cells of split granules
 
@@ -62,12 +63,50 @@ func NewMemory() (*Memory, error) {
 	return &Memory{dir: p}, nil
 }
 
+// chunkArena is a caller's mapping that holds the directory and then the
+// chunks, handed out in order and never returned. The runtime's detector
+// for a forked child works in one (runtime/remote.c): the child's fast path
+// and the detector's process map it at the same address, so the
+// directory's chunk pointers are valid in both. Its pages are shared, so
+// releasing them takes MADV_REMOVE (MADV_DONTNEED leaves a shared page's
+// contents in place).
+type chunkArena struct {
+	base       unsafe.Pointer
+	used, size uintptr
+	mu         sync.Mutex
+}
+
+func (a *chunkArena) alloc() unsafe.Pointer {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.size-a.used < ChunkCellBytes {
+		return nil
+	}
+	p := unsafe.Add(a.base, a.used)
+	a.used += ChunkCellBytes
+	return p
+}
+
+// NewMemoryIn uses the shared mapping [base, base+size) for the directory
+// and the chunks: base is page aligned and the mapping reads as zeros.
+// Chunks stop being installed when it is full (counted in
+// Stats.FailedChunks). Close leaves the mapping alone.
+func NewMemoryIn(base unsafe.Pointer, size uintptr) (*Memory, error) {
+	if size < DirBytes+ChunkCellBytes {
+		return nil, fmt.Errorf("shadow: a %d-byte arena cannot hold the directory and a chunk", size)
+	}
+	return &Memory{dir: base, arena: &chunkArena{base: base, used: DirBytes, size: size}}, nil
+}
+
 // Close unmaps everything. No other method may run during or after Close.
 func (m *Memory) Close() error {
 	if m.closed {
 		return nil
 	}
 	m.closed = true
+	if m.arena != nil {
+		return nil // the caller's mapping
+	}
 	var first error
 	m.listMu.Lock()
 	defer m.listMu.Unlock()
@@ -101,6 +140,19 @@ func (m *Memory) chunk(ci uint64) unsafe.Pointer { return atomic.LoadPointer(m.s
 // newChunk maps the cells of chunk ci and installs them, unless another
 // thread was first. nil if the mapping fails.
 func (m *Memory) newChunk(ci uint64) unsafe.Pointer {
+	if m.arena != nil {
+		// One chunk is wasted when another thread installs first: rare,
+		// and the arena is address space, backed only where touched.
+		p := m.arena.alloc()
+		if p == nil {
+			m.failed.Add(1)
+			return m.chunk(ci)
+		}
+		if atomic.CompareAndSwapPointer(m.slot(ci), nil, p) {
+			m.chunks.Add(1)
+		}
+		return m.chunk(ci)
+	}
 	p, err := unix.MmapPtr(-1, 0, nil, ChunkCellBytes, mmapProt, mmapFlags)
 	if err != nil {
 		m.failed.Add(1)
@@ -224,20 +276,25 @@ func (m *Memory) Reset(addr, size uint64) {
 		if c := m.chunk(ci); c != nil {
 			lo := (g >> GranuleShift & (GranulesPerChunk - 1)) * CellBytes
 			hi := (stop>>GranuleShift&(GranulesPerChunk-1) + 1) * CellBytes
-			zeroCells(c, lo, hi)
+			zeroCells(c, lo, hi, m.arena != nil)
 		}
 	})
 }
 
-// zeroCells zeroes bytes [lo, hi) of a chunk.
-func zeroCells(c unsafe.Pointer, lo, hi uint64) {
+// zeroCells zeroes bytes [lo, hi) of a chunk; shared says the chunk is in
+// a shared arena, whose pages MADV_DONTNEED would not clear.
+func zeroCells(c unsafe.Pointer, lo, hi uint64, shared bool) {
+	advice := unix.MADV_DONTNEED
+	if shared {
+		advice = unix.MADV_REMOVE
+	}
 	const page = 4096
 	if hi-lo >= madviseMin {
 		plo := (lo + page - 1) &^ (page - 1)
 		phi := hi &^ (page - 1)
 		if phi > plo {
 			b := unsafe.Slice((*byte)(unsafe.Add(c, plo)), phi-plo)
-			if unix.Madvise(b, unix.MADV_DONTNEED) == nil {
+			if unix.Madvise(b, advice) == nil {
 				clear(unsafe.Slice((*byte)(unsafe.Add(c, lo)), plo-lo))
 				clear(unsafe.Slice((*byte)(unsafe.Add(c, phi)), hi-phi))
 				return

@@ -422,17 +422,23 @@ func TestRuntimeInitOrder(t *testing.T) {
 	}
 }
 
-// forkNotice is the line a forked child that starts threads prints: the Go
-// runtime does not survive fork, so detection is off there.
+// forkNotice is the line a forked child that starts threads prints when
+// its detector process cannot start (runtime/remote.c).
 const forkNotice = "is a forked child that starts threads: race detection is off in it"
 
-// TestForkedChildNotice: a forked child that starts threads says once, at
-// the default verbosity, that it is not checked; a child that only execs
-// says nothing (a program's fork+exec must not change its stderr).
-func TestForkedChildNotice(t *testing.T) {
+// TestForkedChildren: detection goes on in forked children that start
+// threads, in a detector process of their own. fork_threads.c (a
+// multithreaded parent forks a child that runs a locked pool) matches the
+// native run and reports nothing; a fork+exec child says nothing at all;
+// fork_detect.c's worker child, grandchild and daemon each race on a
+// global of their own, and each race is reported once, as the race of the
+// process that made it (the report's pid), while the program's wait()
+// loop and SIGCHLD handler see exactly its own children.
+func TestForkedChildren(t *testing.T) {
 	dir := t.TempDir()
 	v := variant{opt: "-O2", pie: true}
-	threads := compile(t, filepath.Join(repoRoot(t), "testdata", "progs", "fork_threads.c"), dir, v)
+	progs := filepath.Join(repoRoot(t), "testdata", "progs")
+	threads := compile(t, filepath.Join(progs, "fork_threads.c"), dir, v)
 	execSrc := filepath.Join(dir, "fork_exec.c")
 	err := os.WriteFile(execSrc, []byte(`#include <pthread.h>
 #include <stdio.h>
@@ -459,15 +465,48 @@ int main(void)
 		t.Fatal(err)
 	}
 	forkExec := compile(t, execSrc, dir, v)
-	for _, c := range []struct {
-		bin     string
-		notices int
-	}{{threads, 1}, {forkExec, 0}} {
-		rewriteOK(t, c.bin, c.bin+".hg")
-		want, got := runProg(t, nil, c.bin), runProg(t, nil, c.bin+".hg")
+	for _, bin := range []string{threads, forkExec} {
+		rewriteOK(t, bin, bin+".hg")
+		want, got := runProg(t, nil, bin), runProg(t, nil, bin+".hg")
 		compareRuns(t, want, got)
-		if n := strings.Count(string(got.stderr), forkNotice); n != c.notices {
-			t.Errorf("%s: %d notices, want %d; stderr:\n%s", filepath.Base(c.bin), n, c.notices, got.stderr)
+		if len(got.stderr) != 0 {
+			t.Errorf("%s: stderr should be empty:\n%s", filepath.Base(bin), clip(got.stderr))
+		}
+	}
+
+	races := compile(t, filepath.Join(progs, "fork_detect.c"), dir, v)
+	rewriteOK(t, races, races+".hg")
+	env := []string{"HG_OPTIONS=exitcode=0"} // the children's statuses stay the native ones
+	want, got := runProg(t, nil, races), runProg(t, env, races+".hg")
+	compareRuns(t, want, got)
+	stderr := string(got.stderr)
+	if strings.Contains(stderr, forkNotice) {
+		t.Errorf("a child says detection is off:\n%s", clip(got.stderr))
+	}
+	if bad := badPair(stderr); bad != "" {
+		t.Errorf("%s:\n%s", bad, clip(got.stderr))
+	}
+	reports := strings.Split(stderr, "WARNING: hgrewrite: data race")[1:]
+	if len(reports) != 3 {
+		t.Errorf("%d reports, want 3 (one per racing process):\n%s", len(reports), clip(got.stderr))
+	}
+	for role, global := range map[string]string{"A": "a_hits", "G": "g_hits", "D": "d_hits"} {
+		m := regexp.MustCompile(`(?m)^` + role + ` pid (\d+)$`).FindStringSubmatch(stderr)
+		if m == nil {
+			t.Errorf("process %s did not say its pid:\n%s", role, clip(got.stderr))
+			continue
+		}
+		n := 0
+		for _, rep := range reports {
+			if strings.HasPrefix(rep, " (pid "+m[1]+")") {
+				n++
+				if !strings.Contains(rep, "Location is global '"+global+"'") {
+					t.Errorf("process %s's report does not name %s:%s", role, global, rep)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("process %s (pid %s): %d reports, want 1:\n%s", role, m[1], n, clip(got.stderr))
 		}
 	}
 }

@@ -61,9 +61,12 @@ type thread struct {
 // New starts a detector: it maps the shadow memory (outside the Go heap).
 // No thread exists yet; the caller registers itself with MainThread.
 func New(cfg Config, host Host) (*Detector, error) {
-	mem, err := shadow.NewMemory()
-	if err != nil {
-		return nil, err
+	mem := cfg.Memory
+	if mem == nil {
+		var err error
+		if mem, err = shadow.NewMemory(); err != nil {
+			return nil, err
+		}
 	}
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
@@ -72,7 +75,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}
-	d.rep.init(d, cfg.Exe)
+	d.rep.init(d, cfg.Exe, cfg.Pid)
 	return d, nil
 }
 

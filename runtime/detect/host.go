@@ -1,6 +1,9 @@
 package detect
 
-import "hgrewrite/runtime/hgopts"
+import (
+	"hgrewrite/runtime/hgopts"
+	"hgrewrite/shadow"
+)
 
 // Host is what the detector needs from the runtime's C side. The runtime
 // library implements it over the C runtime (runtime/host.go); tests use a
@@ -74,4 +77,10 @@ type Config struct {
 	// /proc/self/exe. A file that cannot be read gives reports with bare
 	// addresses.
 	Exe string
+	// Memory is the shadow memory to work in; nil maps a new one. The
+	// detector of a forked child gets one in memory shared with the child
+	// (runtime/serve.go).
+	Memory *shadow.Memory
+	// Pid is the process reports name; 0 is this one.
+	Pid int
 }

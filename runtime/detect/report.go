@@ -16,6 +16,7 @@ import (
 // line tables.
 type reporter struct {
 	d        *Detector
+	pid      int // the process the reports name
 	mu       sync.Mutex
 	sym      symbolizer
 	contexts map[[2]uint32]bool
@@ -23,8 +24,12 @@ type reporter struct {
 	races    int // racy contexts found, printed or not
 }
 
-func (r *reporter) init(d *Detector, exe string) {
+func (r *reporter) init(d *Detector, exe string, pid int) {
 	r.d = d
+	r.pid = pid
+	if pid == 0 {
+		r.pid = os.Getpid()
+	}
 	r.contexts = map[[2]uint32]bool{}
 	r.sym.exe = exe
 	r.sym.host = d.host
@@ -55,7 +60,7 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 		return
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: data race (pid %d)\n", os.Getpid())
+	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: data race (pid %d)\n", r.pid)
 	fmt.Fprintf(&b, "  %s of size %d at %#x by thread T%d:\n", accessWord(flags), size, addr, t.tid)
 	fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(pc)))
 	if prev != 0 {

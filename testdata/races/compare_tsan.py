@@ -8,7 +8,8 @@
 # allocating function>) are exactly the header's racy: list (none for a
 # race-free program). Prints one line per case and a total.
 #
-#   testdata/races/compare_tsan.py [build-dir]     (RUNS=5 by default)
+#   testdata/races/compare_tsan.py [build-dir]     (RUNS=5 by default;
+#                                                  ONLY=fork_* picks programs)
 import os, re, subprocess, sys, glob, concurrent.futures as cf
 SRC=os.path.dirname(os.path.abspath(__file__))
 OUT=sys.argv[1] if len(sys.argv) > 1 else '/tmp/hg-compare-tsan'
@@ -61,7 +62,8 @@ def case(args):
     hg=[names_hg(run([exe+'.hg']), base) for _ in range(RUNS)]
     ts=[names_tsan(run([exe+'.tsan']), base) for _ in range(RUNS)]
     return base, opt, want, hg, ts
-progs=sorted(glob.glob(SRC+'/*.c')+glob.glob(SRC+'/*.cpp'))
+only=os.environ.get('ONLY', '*')
+progs=sorted(glob.glob(f'{SRC}/{only}.c')+glob.glob(f'{SRC}/{only}.cpp'))
 jobs=[(p,o) for p in progs for o in ('O0','O2')]
 res=[]
 with cf.ThreadPoolExecutor(2) as ex:
