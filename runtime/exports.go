@@ -106,6 +106,9 @@ func hgGoThreadHandle(tid int32, handle uint64) { det.ThreadHandle(tid, handle) 
 //export hgGoThreadExit
 func hgGoThreadExit(tid int32) { det.ThreadExit(tid) }
 
+//export hgGoThreadDetach
+func hgGoThreadDetach(tid int32, handle uint64) { det.ThreadDetach(tid, handle) }
+
 //export hgGoThreadJoin
 func hgGoThreadJoin(tid int32, handle uint64) { det.ThreadJoin(tid, handle) }
 

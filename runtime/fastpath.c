@@ -208,6 +208,10 @@ __attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
 									 uint64_t info, uint64_t len)
 {
+	if (__builtin_expect(t->sig_depth > 0, 0)) {
+		hg_sig_access(t, addr, info, len); /* inside a signal handler */
+		return;
+	}
 	if (!hg_detect || t->in_rt)
 		return;
 	uint32_t flags = HG_INFO_FLAGS(info);
@@ -339,6 +343,12 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t == NULL, 0))
 		t = hg_register();
+	if (__builtin_expect(t->sig_depth > 0, 0)) { /* inside a signal handler */
+		if (!counted)
+			hg_add(&t->accesses, 1, t);
+		hg_sig_access(t, addr, info, 0);
+		return;
+	}
 	if (HG_INFO_FLAGS(info) & (HG_HOOK | HG_SPIN)) {
 		if (HG_INFO_FLAGS(info) & HG_HOOK)
 			hg_hook(t, addr, info);

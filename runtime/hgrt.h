@@ -68,6 +68,7 @@ struct hg_event {
 };
 
 #define HG_EVENTS 1024
+#define HG_SIG_EVENTS 32 /* accesses of signal handlers kept per thread between flushes (threads.c) */
 #define HG_REC 32
 #define HG_NEST 4 /* nested locks remembered per region */ /* addresses recorded per lock-protected region, each of reads and writes */
 
@@ -78,7 +79,10 @@ struct hg_thread {
 	uint64_t accesses; /* single accesses */
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */
-	struct hg_thread *next;
+	uint64_t mark;     /* accesses + ranges when the current thread took the record (threads.c: records are reused) */
+	uint32_t served;   /* earlier threads that used the record and made accesses */
+	struct hg_thread *next;      /* every record (statistics) */
+	struct hg_thread *next_free; /* records of finished threads (threads.c) */
 	int32_t tid;        /* the detector's thread id, -1 until known */
 	int32_t in_rt;      /* inside the runtime: accesses from signal handlers are dropped */
 	uint32_t n;         /* buffered events */
@@ -106,6 +110,13 @@ struct hg_thread {
 	 * there (signals.c, hg_sig_acquires). */
 	uint64_t sig_acq;
 	uint32_t sig_mark;
+	/* Accesses made by the thread's signal handlers since the last flush
+	 * (threads.c, hg_sig_access), each with the buffer position it goes
+	 * to; only handlers append, only the flush takes them. */
+	struct hg_event *sig_buf; /* HG_SIG_EVENTS, in the buffer's mapping */
+	uint32_t *sig_pos;
+	uint32_t sig_n;
+	uint32_t sig_dropped; /* handler accesses that found sig_buf full */
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
 	 * accesses can still take the fast path; writes stop at a signal. */
@@ -168,6 +179,7 @@ enum hg_op {
 	HG_OP_ACQUIRE,
 	HG_OP_FINISH,
 	HG_OP_FREE,
+	HG_OP_THREAD_DETACH,
 };
 
 struct hg_req {
@@ -234,9 +246,16 @@ struct hg_thread *hg_threads_head(void); /* every thread's record (exit statisti
 struct hg_thread *hg_current(void);      /* the calling thread's record, made on first use */
 struct hg_thread *hg_bufferable(void);   /* the thread's record if it may buffer events now, else NULL */
 void hg_flush(struct hg_thread *t);      /* buffered events to the Go side (wrappers) */
+void hg_flush_signals(struct hg_thread *t); /* hg_flush if signal handlers left something since the last one */
 void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush);
 void hg_retire(struct hg_thread *t); /* the thread has finished: no more events, its buffer is unmapped */
+/* an access made inside one of the thread's signal handlers: kept for the next flush */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_sig_access(struct hg_thread *t, uint64_t addr,
+											uint64_t info, uint64_t len);
 void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
+void hg_records_init(void);                  /* start-up: records of finished threads are reused */
+void hg_records_forked(void);                /* the fork handler: the free list's lock is free */
+void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the program: its record goes back when it ends */
 
 /* shadow.c */
 extern uintptr_t *hg_shadow_dir;
@@ -267,6 +286,7 @@ int32_t hg_d_thread_create(int32_t parent, uint64_t ra);
 void hg_d_thread_handle(int32_t tid, uint64_t handle);
 void hg_d_thread_exit(int32_t tid);
 void hg_d_thread_join(int32_t tid, uint64_t handle);
+void hg_d_thread_detach(int32_t tid, uint64_t handle);
 void hg_d_barrier_init(uint64_t addr, uint64_t count);
 uint64_t hg_d_barrier_arrive(int32_t tid, uint64_t addr);
 void hg_d_barrier_leave(int32_t tid, uint64_t addr, uint64_t gen);

@@ -176,6 +176,14 @@ void hg_d_thread_join(int32_t tid, uint64_t handle)
 		hg_rpc(HG_OP_THREAD_JOIN, tid, handle, 0, 0, NULL, 0, NULL, 0);
 }
 
+void hg_d_thread_detach(int32_t tid, uint64_t handle)
+{
+	if (!hg_remote)
+		hgGoThreadDetach(tid, handle);
+	else
+		hg_rpc(HG_OP_THREAD_DETACH, tid, handle, 0, 0, NULL, 0, NULL, 0);
+}
+
 void hg_d_barrier_init(uint64_t addr, uint64_t count)
 {
 	if (!hg_remote)

@@ -94,6 +94,8 @@ func (s *server) call(req *C.struct_hg_req, p1, p2 []byte, memfd int) int64 {
 		d.ThreadExit(tid)
 	case C.HG_OP_THREAD_JOIN:
 		d.ThreadJoin(tid, a[0])
+	case C.HG_OP_THREAD_DETACH:
+		d.ThreadDetach(tid, a[0])
 	case C.HG_OP_BARRIER_INIT:
 		d.BarrierInit(a[0], a[1])
 	case C.HG_OP_BARRIER_ARRIVE:

@@ -103,6 +103,7 @@ static int hg_forked_tried; /* hg_forked_threads tried to start the child's dete
 static void hg_atfork_child(void)
 {
 	hg_threads_forked();
+	hg_records_forked();
 	hg_remote_forked();
 	hg_forked_tried = 0;
 	if (hg_detect) {
@@ -215,6 +216,7 @@ __attribute__((constructor)) static void hg_init(void)
 		hg_fatal("this executable was rewritten by a different hgrewrite version; rewrite it again");
 	pthread_atfork(NULL, NULL, hg_atfork_child);
 	hg_threads_init();
+	hg_records_init();
 	struct hg_thread *t = hg_current();
 	if (hg_opts.detect) {
 		t->tid = hgGoMainThread((GoUint64)hg_bias);
@@ -231,8 +233,7 @@ static void hg_print_stats(void)
 		acc += t->accesses;
 		ranges += t->ranges;
 		bytes += t->bytes;
-		if (t->accesses || t->ranges)
-			threads++; /* not the Go runtime's own threads */
+		threads += t->served + (t->accesses + t->ranges > t->mark); /* not the Go runtime's own threads */
 	}
 	char line[256];
 	snprintf(line, sizeof line,

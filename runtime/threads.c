@@ -13,7 +13,10 @@
 #include <cpuid.h>
 #include <execinfo.h>
 #include <stdatomic.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stddef.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "_cgo_export.h"
@@ -47,25 +50,128 @@ void hg_arena_init(void)
 	hg_overflow.in_rt = 1; /* never buffers */
 }
 
+/* A record's buffer mapping: the event buffer, the signal handlers'
+ * events and their positions, and the vector save area (64-byte
+ * aligned). */
+#define HG_BUF_BYTES (HG_EVENTS * sizeof(struct hg_event))
+#define HG_SIG_BYTES (HG_SIG_EVENTS * (sizeof(struct hg_event) + sizeof(uint32_t)))
+
+static size_t hg_buffer_bytes(void)
+{
+	return HG_BUF_BYTES + HG_SIG_BYTES + ((hg_xsave_size + 63) & ~(size_t)63) + 64;
+}
+
+/* hg_map_buffer maps a record's buffers (given back by hg_retire). */
+static int hg_map_buffer(struct hg_thread *t)
+{
+	char *m = mmap(NULL, hg_buffer_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 0;
+	t->sig_buf = (struct hg_event *)(m + HG_BUF_BYTES);
+	t->sig_pos = (uint32_t *)(m + HG_BUF_BYTES + HG_SIG_EVENTS * sizeof(struct hg_event));
+	t->xsave = (void *)(((uintptr_t)m + HG_BUF_BYTES + HG_SIG_BYTES + 63) & ~(uintptr_t)63);
+	t->buf = (struct hg_event *)m;
+	return 1;
+}
+
+/* ---- records of finished threads, for new ones ----
+ * A thread the program created (hg_thread_start) gives its record back
+ * when it has finished for good: a thread-specific-data destructor, which
+ * runs however it ends. From then on the thread counts under hg_overflow,
+ * so nothing it still runs (other destructors) touches the record, which
+ * goes to the next thread that registers. A program creating threads by
+ * the thousand keeps as many records as it has threads alive at once. The
+ * list's lock is only ever tried by hg_register (a thread's first access
+ * may come from a signal handler, even one that interrupted the same
+ * thread's registration): when it is busy a new record is made. */
+static struct hg_thread *hg_free_records; /* linked through next_free */
+static int hg_free_lock;
+static pthread_key_t hg_record_key;
+static int hg_record_key_ok;
+
+static int hg_free_trylock(void) { return !__atomic_exchange_n(&hg_free_lock, 1, __ATOMIC_ACQUIRE); }
+static void hg_free_unlock(void) { __atomic_store_n(&hg_free_lock, 0, __ATOMIC_RELEASE); }
+
+static void hg_record_gone(void *p)
+{
+	struct hg_thread *t = p;
+	if (t != hg_self || t == &hg_overflow)
+		return;
+	t->in_rt = 1;
+	hg_self = &hg_overflow;
+	if (t->accesses + t->ranges > t->mark)
+		t->served++;
+	t->mark = t->accesses + t->ranges; /* counted */
+	while (!hg_free_trylock())
+		sched_yield();
+	t->next_free = hg_free_records;
+	hg_free_records = t;
+	hg_free_unlock();
+}
+
+/* hg_records_forked: in a forked child the list's lock may be held by a
+ * thread that is not there. */
+void hg_records_forked(void) { hg_free_lock = 0; }
+
+void hg_records_init(void)
+{
+	hg_record_key_ok = pthread_key_create(&hg_record_key, hg_record_gone) == 0;
+}
+
+void hg_record_recyclable(struct hg_thread *t)
+{
+	if (hg_record_key_ok && t != &hg_overflow)
+		pthread_setspecific(hg_record_key, t);
+}
+
+/* hg_reuse_record takes a record from the list and clears what belonged
+ * to its last thread; the counters stay (totals at exit), and so does the
+ * event buffer if it was not given back. */
+static struct hg_thread *hg_reuse_record(void)
+{
+	if (!__atomic_load_n(&hg_free_records, __ATOMIC_RELAXED) || !hg_free_trylock())
+		return NULL;
+	struct hg_thread *t = hg_free_records;
+	if (t)
+		hg_free_records = t->next_free;
+	hg_free_unlock();
+	if (!t)
+		return NULL;
+	struct hg_thread keep = *t;
+	memset(t, 0, sizeof *t);
+	t->accesses = keep.accesses;
+	t->ranges = keep.ranges;
+	t->bytes = keep.bytes;
+	t->served = keep.served;
+	t->mark = keep.mark;
+	t->next = keep.next;
+	t->buf = keep.buf;
+	t->xsave = keep.xsave;
+	t->sig_buf = keep.sig_buf;
+	t->sig_pos = keep.sig_pos;
+	return t;
+}
+
 /* hg_register creates the calling thread's record. It preserves every
  * register itself, so that calling it does not make the entry points save
  * all registers on every access. */
 HG_SLOW struct hg_thread *hg_register(void)
 {
+	struct hg_thread *t = hg_reuse_record();
+	if (t) {
+		t->tid = -1;
+		if (!t->buf && !hg_map_buffer(t))
+			t->in_rt = 1; /* no buffer: count only */
+		hg_self = t;
+		return t;
+	}
 	size_t off = atomic_fetch_add_explicit(&hg_arena_used, HG_RECORD_BYTES, memory_order_relaxed);
 	if (hg_arena == NULL || off + HG_RECORD_BYTES > HG_ARENA_BYTES)
 		return &hg_overflow;
-	struct hg_thread *t = (struct hg_thread *)(hg_arena + off);
+	t = (struct hg_thread *)(hg_arena + off);
 	t->tid = -1;
-	size_t bufsz = HG_EVENTS * sizeof(struct hg_event); /* and hg_retire */
-	size_t xs = (hg_xsave_size + 63) & ~(size_t)63;
-	void *m = mmap(NULL, bufsz + xs + 64, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
+	if (!hg_map_buffer(t))
 		t->in_rt = 1; /* no buffer: count only */
-	} else {
-		t->buf = m;
-		t->xsave = (void *)(((uintptr_t)m + bufsz + 63) & ~(uintptr_t)63);
-	}
 	t->next = atomic_load_explicit(&hg_list, memory_order_relaxed);
 	while (!atomic_compare_exchange_weak_explicit(&hg_list, &t->next, t, memory_order_release,
 						      memory_order_relaxed))
@@ -84,13 +190,13 @@ void hg_retire(struct hg_thread *t)
 	if (t == &hg_overflow || !t->buf)
 		return;
 	t->in_rt = 1;
+	t->sig_buf = NULL; /* before the unmap: a handler now keeps nothing */
 	__asm__ volatile("" ::: "memory");
-	size_t bufsz = HG_EVENTS * sizeof(struct hg_event);
-	size_t xs = (hg_xsave_size + 63) & ~(size_t)63;
 	void *m = t->buf;
 	t->buf = NULL;
 	t->n = 0;
-	munmap(m, bufsz + xs + 64);
+	t->sig_n = 0;
+	munmap(m, hg_buffer_bytes());
 }
 
 /* hg_forked_record: a forked child's thread becomes thread tid of the
@@ -108,6 +214,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->last_atomic = t->region_mutex = 0;
 	t->sig_acq = 0;
 	t->sig_mark = 0;
+	t->sig_n = 0;
 	t->nrec_r = t->nrec_w = t->rec_writes_on = t->nnest = 0;
 }
 
@@ -146,30 +253,96 @@ static void hg_stack_now(struct hg_thread *t)
 	hg_d_stack(t->tid, ras, k);
 }
 
+/* hg_sig_access keeps an access made inside one of t's signal handlers
+ * (t->sig_depth > 0) for the next flush, with the buffer position where
+ * the handler interrupted the thread: nothing in a handler may call into
+ * Go, and the thread's own buffer may be half written or being flushed.
+ * Plain reads and writes only: a handler's atomics and loop hooks would
+ * disturb the interrupted code's (last_atomic). A nested handler that
+ * arrives between the slot and the count loses one of the two accesses;
+ * a full buffer drops (sig_dropped). */
+__attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_sig_access(struct hg_thread *t, uint64_t addr,
+											uint64_t info, uint64_t len)
+{
+	uint32_t flags = HG_INFO_FLAGS(info);
+	if (!hg_detect || t->tid < 0 || !t->sig_buf || addr < HG_UNMAPPABLE || !(flags & (HG_READ | HG_WRITE)) ||
+	    (flags & (HG_ATOMIC | HG_HOOK | HG_SPIN)))
+		return;
+	uint32_t i = __atomic_load_n(&t->sig_n, __ATOMIC_RELAXED);
+	if (i >= HG_SIG_EVENTS) {
+		t->sig_dropped++;
+		return;
+	}
+	t->sig_buf[i].addr = addr;
+	t->sig_buf[i].info = info;
+	t->sig_buf[i].len = len;
+	t->sig_pos[i] = t->n;
+	__asm__ volatile("" ::: "memory"); /* complete before it counts */
+	__atomic_store_n(&t->sig_n, i + 1, __ATOMIC_RELAXED);
+}
+
+/* hg_sig_take moves the handlers' accesses out of t (into ev and pos):
+ * handlers may append while it copies, never remove. */
+static uint32_t hg_sig_take(struct hg_thread *t, struct hg_event *ev, uint32_t *pos)
+{
+	uint32_t have = 0;
+	for (;;) {
+		uint32_t n = __atomic_load_n(&t->sig_n, __ATOMIC_RELAXED);
+		for (; have < n; have++) {
+			ev[have] = t->sig_buf[have];
+			pos[have] = t->sig_pos[have];
+		}
+		if (__atomic_compare_exchange_n(&t->sig_n, &n, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return have;
+	}
+}
+
+/* hg_flush_part hands events [from, to) of the buffer to the Go side. */
+static void hg_flush_part(struct hg_thread *t, uint32_t from, uint32_t to, int *pending)
+{
+	if (to > from)
+		*pending = hg_d_flush(t->tid, t->buf + from, to - from, t);
+}
+
 /* hg_flush_guarded hands the buffered events to the Go side; the caller
- * has set t->in_rt, so that accesses of a signal handler that interrupts
- * it are dropped. Reports found wait for a call stack: can_stack says the
- * caller is a wrapper called by the program, whose frames have unwind
- * information (trampolines have none); otherwise the stack is taken at the
- * thread's next wrapper call. */
+ * has set t->in_rt, so that a signal handler that interrupts it keeps its
+ * accesses aside (hg_sig_access). Reports found wait for a call stack:
+ * can_stack says the caller is a wrapper called by the program, whose
+ * frames have unwind information (trampolines have none); otherwise the
+ * stack is taken at the thread's next wrapper call.
+ *
+ * What signal handlers did goes where they interrupted the thread: the
+ * acquires of their signals at the first one's mark, each handler access
+ * at its position. The handlers' accesses are taken before their
+ * signals: a handler whose accesses are taken has had its signal noted
+ * already, so no access goes to the Go side before its handler's acquire. */
 static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 {
+	struct hg_event sig[HG_SIG_EVENTS];
+	uint32_t pos[HG_SIG_EVENTS];
+	uint32_t nsig = t->sig_n ? hg_sig_take(t, sig, pos) : 0;
 	struct hg_event acq[8]; /* more signals wait for the next flush */
 	uint32_t mark = 0, nacq = hg_sig_acquires(t, acq, 8, &mark);
-	if (t->n || nacq) {
-		uint32_t n = t->n;
+	if (t->n || nacq || nsig) {
+		uint32_t n = t->n, at = 0;
 		t->n = 0;
-		if (mark > n)
-			mark = n;
-		/* a signal's acquires go where its handler interrupted the
-		 * thread: the events before it, the acquires, the rest */
 		int pending = 0;
-		if (nacq && mark > 0)
-			pending = hg_d_flush(t->tid, t->buf, mark, t);
-		if (nacq)
+		if (nacq) {
+			at = mark < n ? mark : n;
+			hg_flush_part(t, 0, at, &pending);
 			pending = hg_d_flush(t->tid, acq, nacq, t);
-		if (n > (nacq ? mark : 0))
-			pending = hg_d_flush(t->tid, t->buf + (nacq ? mark : 0), n - (nacq ? mark : 0), t);
+		}
+		for (uint32_t i = 0; i < nsig;) {
+			uint32_t p = pos[i] < at ? at : pos[i] > n ? n : pos[i];
+			uint32_t j = i + 1;
+			while (j < nsig && pos[j] == pos[i])
+				j++;
+			hg_flush_part(t, at, p, &pending);
+			at = p;
+			pending = hg_d_flush(t->tid, sig + i, j - i, t);
+			i = j;
+		}
+		hg_flush_part(t, at, n, &pending);
 		if (pending > 0)
 			t->want_stack = 1;
 		t->locks_known = 1; /* its lock events are processed: hg_locks is current */
@@ -184,7 +357,7 @@ static void hg_flush_with(struct hg_thread *t, int can_stack)
 		t->n = 0;
 		return;
 	}
-	if (t->n == 0 && !t->sig_acq && !(can_stack && t->want_stack))
+	if (t->n == 0 && !t->sig_acq && !t->sig_n && !(can_stack && t->want_stack))
 		return;
 	t->in_rt = 1;
 	hg_flush_guarded(t, can_stack);
@@ -196,6 +369,12 @@ static void hg_flush_with(struct hg_thread *t, int can_stack)
 void hg_flush(struct hg_thread *t)
 {
 	hg_flush_with(t, 1);
+}
+
+void hg_flush_signals(struct hg_thread *t)
+{
+	if (t->sig_n || t->sig_acq)
+		hg_flush(t);
 }
 
 /* hg_flush_saving is hg_flush for the entry points: the interrupted code

@@ -43,12 +43,15 @@ static inline struct hg_thread *hg_active(void *ra)
 
 #define RA __builtin_return_address(0)
 
-/* Go-side calls made with the re-entrancy guard up. */
-#define GO(t, call)          \
-	do {                 \
-		(t)->in_rt = 1; \
-		call;        \
-		(t)->in_rt = 0; \
+/* Go-side calls made with the re-entrancy guard up. What signal handlers
+ * did while the wrapper's real function blocked (a handler run during
+ * pthread_join) goes first: it came before the call. */
+#define GO(t, call)                   \
+	do {                          \
+		hg_flush_signals(t);  \
+		(t)->in_rt = 1;       \
+		call;                 \
+		(t)->in_rt = 0;       \
 	} while (0)
 
 #endif

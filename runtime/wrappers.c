@@ -47,6 +47,7 @@ DEFINE_REAL(int, pthread_tryjoin_np, pthread_t, void **)
 DEFINE_REAL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec *)
 DEFINE_REAL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *)
 DEFINE_REAL(void, pthread_exit, void *)
+DEFINE_REAL(int, pthread_detach, pthread_t)
 
 /* ---- the process ends with its last program thread ----
  * glibc ends the process (exit(0)) when its last thread exits, counting
@@ -118,6 +119,7 @@ static void *hg_thread_start(void *p)
 	hg_thread_born();
 	struct hg_thread *t = hg_current();
 	t->tid = s.tid;
+	hg_record_recyclable(t);
 	void *ret = s.fn(s.arg);
 	if (hg_detect && t->tid >= 0)
 		hg_thread_done(t);
@@ -151,9 +153,27 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		free(s);
 		return r;
 	}
-	/* s belongs to the child now (it may be freed already): use tid. */
-	GO(t, hg_d_thread_handle(tid, (GoUint64)*th));
+	/* s belongs to the child now (it may be freed already): use tid. A
+	 * thread created detached is known by its id only: once it exits,
+	 * its pthread_t may name another thread. */
+	int state = PTHREAD_CREATE_JOINABLE;
+	if (attr && pthread_attr_getdetachstate(attr, &state) == 0 && state == PTHREAD_CREATE_DETACHED)
+		GO(t, hg_d_thread_detach(tid, 0));
+	else
+		GO(t, hg_d_thread_handle(tid, (GoUint64)*th));
 	return r;
+}
+
+/* pthread_detach: nobody will join the thread; its id is reused once it
+ * has exited (runtime/detect, ThreadDetach). The detector hears first:
+ * after the real call an exited thread's pthread_t may be another's. */
+int pthread_detach(pthread_t th)
+{
+	resolve_pthread_detach();
+	struct hg_thread *t = hg_active(RA);
+	if (t)
+		GO(t, hg_d_thread_detach(-1, (GoUint64)th));
+	return REAL(pthread_detach)(th);
 }
 
 /* hg_joined: a join succeeded (r == 0): the joiner acquires the thread's

@@ -545,3 +545,29 @@ func TestQARepeat(t *testing.T) {
 		})
 	}
 }
+
+// TestSignalsRepeat runs the signal programs of issue 11 (a 50 µs timer
+// whose handler updates a table while threads lock and allocate; a 10 µs
+// SIGPROF with a user handler while threads are created and joined) 10
+// times each: every run must match the native program's stdout and exit
+// status. Their handlers, run by a timer on any thread, race with
+// themselves (ThreadSanitizer reports them too), so reports are allowed
+// here (exitcode=0); that they are found is the verdict tests' business.
+func TestSignalsRepeat(t *testing.T) {
+	for _, name := range []string{"signal_storm.c", "prof_timer_threads.c"} {
+		name := name
+		t.Run(strings.TrimSuffix(name, ".c"), func(t *testing.T) {
+			t.Parallel()
+			bin := compile(t, filepath.Join(repoRoot(t), "testdata", "progs", name), t.TempDir(), variant{opt: "-O2", pie: true})
+			rewriteOK(t, bin, bin+".hg")
+			want := runProg(t, nil, bin)
+			for run := 0; run < qaRuns; run++ {
+				got := runProg(t, []string{"HG_OPTIONS=exitcode=0"}, bin+".hg")
+				compareRuns(t, want, got)
+				if t.Failed() {
+					t.Fatalf("run %d of %d differs", run+1, qaRuns)
+				}
+			}
+		})
+	}
+}

@@ -25,7 +25,9 @@ type Detector struct {
 	tsets *shadow.Threadsets
 
 	mu       sync.Mutex
-	threads  []*thread             // by tid
+	threads  []*thread             // by tid: the current occupant of each id
+	freed    []freedTID            // ids of joined threads, to reuse (threads.go)
+	detached []freedTID            // ids of detached threads that exited, oldest first (threads.go)
 	handles  map[uint64]int32      // pthread_t -> tid
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
@@ -41,6 +43,10 @@ type Detector struct {
 // thread is the detector's view of one program thread.
 type thread struct {
 	tid         int32
+	earlier     int          // threads that had this id before (threads.go, reuse)
+	past        []pastThread // the last few of them, newest first, for reports
+	detached    bool         // never to be joined (ThreadDetach)
+	released    bool         // its id is offered for reuse
 	vc          *shadow.VC
 	held        uint32 // lockset id of all locks held (guards reads)
 	writeHeld   uint32 // lockset id of locks held in write mode (guards writes)
@@ -87,18 +93,37 @@ func (d *Detector) ShadowBase() uintptr { return d.mem.DirectoryBase() }
 // returns its id (0).
 func (d *Detector) MainThread() int32 { return d.newThread(nil, 0).tid }
 
-// newThread registers a thread whose vector clock starts from parent's.
+// newThread registers a thread whose vector clock starts from parent's,
+// under the id of a joined thread when one may be reused (reuseLocked),
+// else under a new one.
 func (d *Detector) newThread(parent *thread, pc uint64) *thread {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	t := &thread{tid: int32(len(d.threads)), vc: shadow.NewVC(uint16(len(d.threads))), parent: -1, createPC: pc}
+	tid, earlier, floor := int32(len(d.threads)), 0, uint64(0)
+	if parent != nil {
+		if u, final, ok := d.reuseLocked(parent); ok {
+			tid, earlier, floor = u, d.threads[u].earlier+1, final
+		}
+	}
+	t := &thread{tid: tid, earlier: earlier, vc: shadow.NewVC(uint16(tid)), parent: -1, createPC: pc}
+	if earlier > 0 {
+		t.past = pastOf(d.threads[tid])
+	}
 	if parent != nil {
 		t.vc = parent.vc.Copy()
 		t.parent = parent.tid
 	}
+	if t.vc.Get(uint16(tid)) < floor {
+		t.vc.Set(uint16(tid), floor) // above every epoch of the earlier thread, once ticked
+	}
 	t.env = env{d, t}
+	if earlier > 0 {
+		d.threads[tid] = t
+		d.host.PublishLocks(tid, 0, 0) // the earlier thread's are not t's
+	} else {
+		d.threads = append(d.threads, t)
+	}
 	d.tick(t)
-	d.threads = append(d.threads, t)
 	return t
 }
 

@@ -231,6 +231,20 @@ func (r *reporter) creation(b *strings.Builder, tid int32) {
 	default:
 		fmt.Fprintf(b, "  Thread T%d created by T%d.\n", tid, t.parent)
 	}
+	if t == nil || t.earlier == 0 {
+		return
+	}
+	// A previous access by tid may be an earlier thread's: an access
+	// records the id, not which of its threads made it.
+	fmt.Fprintf(b, "  The id T%d is reused: %d earlier thread(s) had it, each joined before the next started; "+
+		"a previous access by T%d may be theirs.\n", tid, t.earlier, tid)
+	for i, p := range t.past {
+		if p.createPC != 0 {
+			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d at:\n    #0 %s\n", tid, i+1, p.parent, r.sym.code(p.createPC))
+		} else {
+			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d.\n", tid, i+1, p.parent)
+		}
+	}
 }
 
 func (r *reporter) print(s string) {

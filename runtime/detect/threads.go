@@ -18,7 +18,7 @@ func (d *Detector) ThreadCreate(parent int32, ra uint64) int32 {
 		return -1
 	}
 	d.mu.Lock()
-	full := len(d.threads) >= abi.MaxThreads
+	full := len(d.threads) >= abi.MaxThreads && len(d.freed) == 0 && len(d.detached) <= detachQuarantine
 	d.mu.Unlock()
 	if full {
 		d.tooManyThreads.Do(func() {
@@ -47,8 +47,41 @@ func (d *Detector) ThreadExit(tid int32) {
 	if t := d.thread(tid); t != nil {
 		d.mu.Lock()
 		t.exitVC = t.vc
+		d.releaseDetachedLocked(t)
 		d.mu.Unlock()
 	}
+}
+
+// ThreadDetach: a thread will never be joined: the one with pthread_t
+// handle (pthread_detach), or thread tid when tid >= 0 (created detached:
+// its creator knows the id, while the handle may already name another
+// thread once a detached thread has exited). Its id goes to the detached
+// quarantine when it has exited (reuseLocked).
+func (d *Detector) ThreadDetach(tid int32, handle uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	child, ok := tid, tid >= 0
+	if !ok {
+		child, ok = d.handles[handle]
+		delete(d.handles, handle)
+	}
+	if !ok || int(child) >= len(d.threads) {
+		return
+	}
+	c := d.threads[child]
+	c.detached = true
+	d.releaseDetachedLocked(c)
+}
+
+// releaseDetachedLocked queues the id of t once t is both detached and
+// exited, and drops its clocks: nobody will join it.
+func (d *Detector) releaseDetachedLocked(t *thread) {
+	if !t.detached || t.exitVC == nil || t.released {
+		return
+	}
+	t.released = true
+	d.detached = append(d.detached, freedTID{t.tid, t.exitVC.Get(uint16(t.tid))})
+	t.forget()
 }
 
 // ThreadJoin: thread tid joined the thread with pthread_t handle
@@ -56,12 +89,18 @@ func (d *Detector) ThreadExit(tid int32) {
 // the joined thread leaves every threadset.
 func (d *Detector) ThreadJoin(tid int32, handle uint64) {
 	t := d.thread(tid)
-	child, ok := d.joinClock(t, handle)
+	child, final, ok := d.joinClock(t, handle)
 	if ok {
 		// Join rule (ch. 5.1.2), applied lazily: cells whose threadset
 		// loses its last other member return to exclusive when next
-		// touched (Detector.afterJoin).
+		// touched (Detector.afterJoin). The id may be reused from now
+		// on: no threadset built for the joined thread is read as
+		// containing a new one.
 		d.tsets.Kill(uint16(child))
+		d.mu.Lock()
+		d.threads[child].released = true
+		d.freed = append(d.freed, freedTID{child, final})
+		d.mu.Unlock()
 	}
 	if t != nil {
 		d.tick(t)
@@ -69,27 +108,106 @@ func (d *Detector) ThreadJoin(tid int32, handle uint64) {
 }
 
 // joinClock forgets handle and joins its thread's final clock (its current
-// one if it has not recorded its exit) into t's, if t is known.
-func (d *Detector) joinClock(t *thread, handle uint64) (int32, bool) {
+// one if it has not recorded its exit) into t's, if t is known. It
+// returns the joined thread's id and the last clock value of its own.
+func (d *Detector) joinClock(t *thread, handle uint64) (int32, uint64, bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	child, ok := d.handles[handle]
 	delete(d.handles, handle)
-	var vc *shadow.VC
-	if ok && int(child) < len(d.threads) {
-		c := d.threads[child]
-		vc = c.exitVC
-		if vc == nil {
-			vc = c.vc
-		}
+	if !ok || int(child) >= len(d.threads) {
+		return child, 0, false
 	}
-	if t != nil && vc != nil {
+	c := d.threads[child]
+	vc := c.exitVC
+	if vc == nil {
+		vc = c.vc
+	}
+	final := vc.Get(uint16(child))
+	if t != nil {
 		t.join(vc)
 	}
-	if ok && int(child) < len(d.threads) {
-		d.threads[child].forget()
+	c.forget()
+	return child, final, true
+}
+
+// freedTID is the id of a joined thread and the last clock value of its
+// own, which a new thread under that id starts above.
+type freedTID struct {
+	tid   int32
+	final uint64
+}
+
+// pastThread is what reports say of an earlier thread under a reused id.
+type pastThread struct {
+	parent   int32
+	createPC uint64
+}
+
+// pastMax is how many earlier threads per id reports can name.
+const pastMax = 3
+
+// pastOf lists the earlier threads of old's id for its successor: old
+// first, then old's own list, at most pastMax.
+func pastOf(old *thread) []pastThread {
+	past := append([]pastThread{{old.parent, old.createPC}}, old.past...)
+	return past[:min(len(past), pastMax)]
+}
+
+// reuseMaxScan bounds the look for a reusable id per thread creation.
+const reuseMaxScan = 64
+
+// detachQuarantine is how many exited detached threads keep their ids
+// before the oldest id is reused.
+const detachQuarantine = 64
+
+// reuseLocked picks the id of a joined thread for a thread that parent
+// creates, as ThreadSanitizer recycles its thread slots: vector clocks,
+// and the time to copy them at every creation, then stay as long as the
+// number of threads alive at once, not the number that ever lived.
+//
+// The rule (shadow.Threads states it too): the id u of a joined thread
+// goes to a thread created by p only if all of u happens before the
+// creation, that is p's clock has reached u's final clock (p joined u, or
+// synchronised with a thread that did). The new thread's clock for u then
+// starts above u's final value, so epochs of the two never collide, every
+// access of u is ordered before the new thread, and other threads' view
+// of u says nothing about it. Meeting an access of u as "its own" is the
+// ownership transfer the state machines would make anyway. ThreadJoin
+// retires u's threadsets before u is offered. The smallest ids are found
+// first, which keeps clocks short.
+//
+// Detached threads are joined by nobody, so nothing orders their end
+// before a creation. As ThreadSanitizer does, their ids are reused all the
+// same, after a quarantine of detachQuarantine exited detached threads,
+// oldest first, so that a thread-per-request server keeps clocks and ids
+// bounded. The cost: the new thread meets the earlier one's accesses as
+// its own, so a race between those two threads alone is missed; its clock
+// still starts above the earlier thread's, so every other thread's view
+// stays right. The threadsets of such an id are retired only now, when it
+// is reused: the join rule does not apply to a thread nobody joined.
+func (d *Detector) reuseLocked(p *thread) (int32, uint64, bool) {
+	best := -1
+	for i, f := range d.freed {
+		if i == reuseMaxScan {
+			break
+		}
+		if p.vc.Get(uint16(f.tid)) >= f.final && (best < 0 || f.tid < d.freed[best].tid) {
+			best = i
+		}
 	}
-	return child, ok
+	if best >= 0 {
+		f := d.freed[best]
+		d.freed = append(d.freed[:best], d.freed[best+1:]...)
+		return f.tid, f.final, true
+	}
+	if len(d.detached) <= detachQuarantine {
+		return 0, 0, false
+	}
+	f := d.detached[0]
+	d.detached = d.detached[1:]
+	d.tsets.Kill(uint16(f.tid))
+	return f.tid, f.final, true
 }
 
 // forget drops the clocks of a thread that has been joined: nobody joins
