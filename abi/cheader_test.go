@@ -97,9 +97,13 @@ func defines() [][]define {
 		num("SH_ACCESS_OFF_SHIFT", shadow.AccessOffShift, ""),
 		num("SH_ACCESS_LOCKS_SHIFT", shadow.AccessLocksShift, ""),
 		num("SH_ACCESS_LOCKS_UNKNOWN", shadow.AccessLocksUnknown, ""),
+		num("SH_ACCESS_MASK_BIT", shadow.AccessMaskBit, "the size field holds the granule's bytes (shadow.PackAccessBytes)"),
 		num("SH_EXCL_READ", uint64(msm.ExclRead), "msm.ExclRead"),
 		num("SH_EXCL_WRITE", uint64(msm.ExclWrite), "msm.ExclWrite"),
 		num("SH_SYNC", uint64(msm.Spin), "msm.Spin: a synchronisation variable (runtime/detect, markSync)"),
+		num("SH_NEW", uint64(msm.New), "msm.New: never accessed since the last reset"),
+		num("SH_RACE", uint64(msm.Race), "msm.Race"),
+		num("SH_SPLIT", shadow.StateSplit, "a split granule (shadow/split.go)"),
 	}
 	return [][]define{header, info, cell}
 }

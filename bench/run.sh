@@ -6,11 +6,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/bench
 mkdir -p "$out"
-progs=${PROGS:-"stencil locks pipeline threads_live threads_churn threads_detached"} # PROGS=... runs some
+progs=${PROGS:-"stencil locks pipeline readmostly threads_live threads_churn threads_detached"} # PROGS=... runs some
 have_tsan=1
 echo 'int main(void){return 0;}' > "$out/t.c"
 gcc -fsanitize=thread -o "$out/t" "$out/t.c" 2>/dev/null || have_tsan=0
-have_vg=1
+have_vg=${VALGRIND:-1} # VALGRIND=0 leaves Helgrind and DRD out (they take long on the thread programs)
 command -v valgrind >/dev/null || have_vg=0
 
 measure() { # label, command... -> "seconds kb"
@@ -62,4 +62,32 @@ echo
 for tool in hgrewrite tsan helgrind drd; do
 	[ -n "${ratios[$tool]:-}" ] || continue
 	echo "${ratios[$tool]}" | awk -v t=$tool '{ s = 0; for (i = 1; i <= NF; i++) s += log($i); printf "geometric-mean slowdown %s: %.1fx\n", t, exp(s / NF) }'
+done
+
+# Installed Debian programs (no source, so no ThreadSanitizer build):
+# hgrewrite's cost against the native program on the same input.
+debian=${DEBIAN:-"pigz zstd"}
+input="$out/input.bin"
+if [ ! -f "$input" ]; then
+	# 24 MB of text-like data: compressible, not trivially
+	awk 'BEGIN { srand(7); for (i = 0; i < 400000; i++) printf "%08d %s %d\n", i, substr("alpha beta gamma delta epsilon zeta eta theta", 1 + int(rand() * 30), 20), int(rand() * 1e6) }' >"$input"
+fi
+echo
+printf '| Debian program | native | hgrewrite |\n|---|---|---|\n'
+for p in $debian; do
+	bin=$(command -v "$p" || true)
+	if [ -z "$bin" ]; then
+		echo "| $p | not installed (apt-get install $p) | |"
+		continue
+	fi
+	bin/hgrewrite "$bin" -o "$out/$p.hg"
+	case $p in
+	pigz) args=(-p 4 -c "$input") ;;
+	zstd) args=(-T4 -c "$input") ;;
+	*) args=(-c "$input") ;;
+	esac
+	read -r nt nm <<<"$(measure "$p-native" "$bin" "${args[@]}")"
+	read -r t m <<<"$(measure "$p-hg" env HG_OPTIONS=exitcode=0 "$out/$p.hg" "${args[@]}")"
+	r=$(awk -v a="$t" -v b="$nt" 'BEGIN { if (b <= 0) b = 0.01; printf "%.1f", a / b }')
+	echo "| $p ${args[*]} | ${nt} s, ${nm} KB | ${t} s (${r}x), ${m} KB |"
 done

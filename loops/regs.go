@@ -265,3 +265,15 @@ func gnu(in *disasm.Inst, x *x86asm.Inst) string {
 	}
 	return x86asm.GNUSyntax(*x, in.Addr, nil)
 }
+
+// RegWrites is regWrites for other packages: the general-purpose
+// registers (bit n for register n, in x86asm's order from RAX) that in may
+// write; x is nil when it did not decode (then every register).
+func RegWrites(in *disasm.Inst, x *x86asm.Inst) uint32 { return regWrites(in, x) & allGPRs }
+
+// GPRNumber is the number of the general-purpose register r names (any
+// width), as RegWrites counts them; ok is false for other registers.
+func GPRNumber(r x86asm.Reg) (n int, ok bool) {
+	n, _, ok = gpr(r)
+	return n, ok
+}

@@ -46,6 +46,9 @@ type Options struct {
 	// range (written by the loader before main). A RIP-relative read
 	// there needs no check: nothing can race with it.
 	ReadOnly []Range
+	// Redundant are accesses whose checks an earlier access in the same
+	// block makes redundant (package elide): not instrumented.
+	Redundant map[uint64]bool
 }
 
 // Range is the half-open address range [Start, End).
@@ -98,6 +101,7 @@ const (
 	skipReloc       = "block not relocatable"
 	skipNoUnwind    = "code without unwind info"
 	skipReadOnly    = "read of read-only data"
+	skipRedundant   = "redundant (same access checked earlier in the block)"
 )
 
 // CodeReader returns n original bytes at addr.
@@ -222,6 +226,17 @@ func isEndbr(c []byte) bool {
 
 // skipReason says why a memory instruction is not instrumented, or "".
 func (b *builder) skipReason(blk *cfg.Block, in *disasm.Inst) string {
+	if why := b.operandSkip(blk, in); why != "" {
+		return why
+	}
+	if b.opt.Redundant[in.Addr] {
+		return skipRedundant
+	}
+	return ""
+}
+
+// operandSkip is skipReason for what the operand itself decides.
+func (b *builder) operandSkip(blk *cfg.Block, in *disasm.Inst) string {
 	switch {
 	case in.Flags&disasm.TLSMem != 0:
 		return skipTLS

@@ -267,3 +267,20 @@ func TestReadOnlySkip(t *testing.T) {
 		t.Fatalf("stats: %+v", f.res.Stats)
 	}
 }
+
+// An access listed as redundant (package elide) is not instrumented, and
+// counts under its own reason; one that is also a stack access counts as
+// a stack access.
+func TestRedundantSkip(t *testing.T) {
+	code := []byte{
+		0x8b, 0x47, 0x08, // 1000 mov 0x8(%rdi),%eax: instrumented
+		0x8b, 0x4f, 0x08, // 1003 mov 0x8(%rdi),%ecx: redundant
+		0x8b, 0x04, 0x24, // 1006 mov (%rsp),%eax: stack
+		0xc3, // 1009 ret
+	}
+	f := build(t, true, 0x1000, code, uint64(len(code)), Options{Redundant: map[uint64]bool{0x1003: true, 0x1006: true}})
+	s := f.res.Stats
+	if s.Skipped[skipRedundant] != 1 || s.Skipped[skipStack] != 1 || s.Instrumented != 1 {
+		t.Fatalf("stats: %+v", s)
+	}
+}

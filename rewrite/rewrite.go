@@ -18,6 +18,7 @@ import (
 
 	"hgrewrite/cfg"
 	"hgrewrite/elfrw"
+	"hgrewrite/elide"
 	"hgrewrite/loops"
 	"hgrewrite/patch"
 )
@@ -25,6 +26,7 @@ import (
 // Options says what to instrument.
 type Options struct {
 	InstrumentStack bool          // also rsp- and frame-pointer-relative accesses
+	KeepRedundant   bool          // check accesses package elide finds redundant too
 	Loops           bool          // find wait-enclosing and spinning-read loops and instrument them
 	LoopOptions     loops.Options // their size limits
 }
@@ -53,6 +55,9 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 		popt.Hooks = planLoops(li, r.Loops)
 		r.LoopTime = time.Since(start)
 	}
+	if !opt.KeepRedundant {
+		popt.Redundant = redundant(bin, g, popt.Hooks)
+	}
 	lay, err := bin.PlanLayout()
 	if err != nil {
 		return nil, err
@@ -73,6 +78,20 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	}
 	r.Stats, r.TextSize = res.Stats, len(res.Text)
 	return r, nil
+}
+
+// redundant finds the accesses whose checks an earlier one in the same
+// block makes redundant (package elide); the loop hooks synchronise.
+func redundant(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) map[uint64]bool {
+	decode := LoopInput(bin, g).Decode
+	hooked := func(addr uint64) bool {
+		if hooks == nil {
+			return false
+		}
+		_, lock := hooks.LockCalls[addr]
+		return lock || hooks.WaitCalls[addr]
+	}
+	return elide.Redundant(elide.Input{Graph: g, Decode: decode, Hooked: hooked})
 }
 
 // patchRounds patches the graph. Hooks that could not be placed drop

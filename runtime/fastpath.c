@@ -95,6 +95,15 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
 		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
+	/* A granule that a longer access covers in part (an unaligned word's
+	 * ends) records its bytes, as shadow.PackAccessBytes does: read as a
+	 * first byte and a size, they would claim bytes the access did not
+	 * touch, and a report would pair accesses that do not overlap. */
+	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & 0xf;
+	uint64_t natural = off + (1ull << lg) > 4 ? 0xf : ((1ull << (1ull << lg)) - 1) << off;
+	if (natural != bytes)
+		acc = (acc & ~(((1ull << SH_ACCESS_LOCKS_SHIFT) - 1) & ~((1ull << SH_ACCESS_SIZE_SHIFT) - 1))) |
+		      (uint64_t)SH_ACCESS_MASK_BIT | bytes << SH_ACCESS_SIZE_SHIFT;
 	/* runtime/detect's remember and keepOwn: the owner's previous access
 	 * stays, in word 3, when it is of the same segment and differs in
 	 * kind, bytes or locks, or when it wrote and this access of a later
@@ -167,16 +176,20 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint32
 	return write ? (uint32_t)(held >> 32) : (uint32_t)held;
 }
 
-/* hg_handled applies the fast path to an access within one granule or to
- * whole aligned granules (words and vectors up to 32 bytes); anything else
- * goes to the Go side. The state is word 0 (shadow/cell.go, hgabi.h): state
+/* hg_handled applies the fast path to an access of up to 32 bytes within
+ * one chunk of shadow, granule by granule, each with the mask of the bytes
+ * it covers (an unaligned word touches two granules in part); anything
+ * else goes to the Go side. A read-modify-write is a write, as the state
+ * machines take it. The state is word 0 (shadow/cell.go, hgabi.h): state
  * (from SH_STATE_SHIFT) | tid (from SH_TID_SHIFT) | touched mask
- * (SH_TOUCHED_MASK) | clock, and epoch is tid << SH_TID_SHIFT | clock. */
+ * (SH_TOUCHED_MASK) | clock, and epoch is tid << SH_TID_SHIFT | clock. A
+ * granule settled before a later one fails stays settled: the Go side
+ * then finds it unchanged. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags, uint64_t info)
 {
 	uint32_t off = addr & 3;
-	if (addr >= SH_MAX_ADDR - 8 || (flags & (HG_READ | HG_WRITE)) == (HG_READ | HG_WRITE))
+	if (addr >= SH_MAX_ADDR - 32 || size == 0)
 		return 0;
 	uint64_t *cell = hg_cell(addr);
 	if (!cell)
@@ -184,15 +197,21 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
-	if (off + size <= 4 && size != 0)
+	if (off + size <= 4)
 		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks);
-	/* whole granules (8-byte words, vectors of up to 32 bytes) in one chunk */
-	if (off != 0 || (size & 3) != 0 || size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
+	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
-	for (uint64_t *end = cell + SH_CELL_WORDS * (size >> 2); cell < end; cell += SH_CELL_WORDS)
-		if (!hg_granule(cell, epoch, SH_TOUCHED_MASK, write, info, locks))
+	uint64_t left = off + size; /* bytes from the first granule's start */
+	uint64_t m = (0xfull << off) & 0xf;
+	for (;;) {
+		if (!hg_granule(cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks))
 			return 0;
-	return 1;
+		if (left <= 4)
+			return 1;
+		left -= 4;
+		cell += SH_CELL_WORDS;
+		m = left >= 4 ? 0xf : (1ull << left) - 1;
+	}
 }
 
 /* hg_is_sync: the granule of addr is a synchronisation variable (a word
@@ -203,6 +222,45 @@ __attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64
 {
 	uint64_t *cell = hg_cell(addr);
 	return cell && (__atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT) == SH_SYNC;
+}
+
+/* hg_deferred counts, for stats=1, why an access went to the Go side: the
+ * state of its cell at that moment (where the time goes, issue 12). */
+HG_SLOW static void hg_deferred(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len)
+{
+	int kind = HG_DEFER_OTHER_EXCL;
+	uint64_t *cell = hg_cell(addr);
+	if (HG_INFO_FLAGS(info) & (HG_ATOMIC | HG_HOOK | HG_SPIN)) {
+		kind = HG_DEFER_SYNC_EVENT;
+	} else if (len) {
+		kind = HG_DEFER_RANGE;
+	} else if (!cell) {
+		kind = HG_DEFER_UNMAPPED;
+	} else {
+		uint64_t w0 = __atomic_load_n(cell, __ATOMIC_RELAXED);
+		switch (w0 >> SH_STATE_SHIFT) {
+		case SH_NEW:
+			kind = HG_DEFER_NEW;
+			break;
+		case SH_EXCL_READ:
+		case SH_EXCL_WRITE:
+			if (((w0 >> SH_TID_SHIFT) & HG_CELL_TID_MASK) == (uint64_t)t->tid)
+				kind = HG_DEFER_OWN;
+			break;
+		case SH_SYNC:
+			kind = HG_DEFER_SYNC;
+			break;
+		case SH_RACE:
+			kind = HG_DEFER_RACE;
+			break;
+		case SH_SPLIT:
+			kind = HG_DEFER_SPLIT;
+			break;
+		default:
+			kind = HG_DEFER_SHARED;
+		}
+	}
+	hg_add(&t->deferred[kind], 1, t);
 }
 
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
@@ -225,6 +283,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 			return;
 		}
 	}
+	if (__builtin_expect(hg_opts.stats, 0))
+		hg_deferred(t, addr, info, len);
 	if (t->n >= HG_EVENTS) /* a wrapper that may not flush left it full */
 		hg_flush_saving(t);
 	struct hg_event *e = &t->buf[t->n];

@@ -74,10 +74,18 @@
 #define SH_ACCESS_OFF_SHIFT 51
 #define SH_ACCESS_LOCKS_SHIFT 54
 #define SH_ACCESS_LOCKS_UNKNOWN 1023
+/* the size field holds the granule's bytes (shadow.PackAccessBytes) */
+#define SH_ACCESS_MASK_BIT 9007199254740992
 /* msm.ExclRead */
 #define SH_EXCL_READ 1
 /* msm.ExclWrite */
 #define SH_EXCL_WRITE 2
 /* msm.Spin: a synchronisation variable (runtime/detect, markSync) */
 #define SH_SYNC 9
+/* msm.New: never accessed since the last reset */
+#define SH_NEW 0
+/* msm.Race */
+#define SH_RACE 8
+/* a split granule (shadow/split.go) */
+#define SH_SPLIT 15
 #endif

@@ -72,6 +72,22 @@ struct hg_event {
 #define HG_REC 32
 #define HG_NEST 4 /* nested locks remembered per region */ /* addresses recorded per lock-protected region, each of reads and writes */
 
+/* Why the fast path handed an access to the Go side (stats=1): the state
+ * of its cell, or what kind of event it was. */
+enum {
+	HG_DEFER_NEW,         /* never accessed since reset */
+	HG_DEFER_OWN,         /* this thread's, but the lockset or history changes */
+	HG_DEFER_OTHER_EXCL,  /* another thread's exclusive location: a new owner, or a race */
+	HG_DEFER_SHARED,      /* a shared state */
+	HG_DEFER_SYNC,        /* a synchronisation variable */
+	HG_DEFER_RACE,        /* already raced */
+	HG_DEFER_SPLIT,       /* a split granule */
+	HG_DEFER_UNMAPPED,    /* no shadow chunk yet */
+	HG_DEFER_RANGE,       /* a string instruction's range */
+	HG_DEFER_SYNC_EVENT,  /* an atomic, a loop hook or a spin access */
+	HG_DEFER_KINDS
+};
+
 /* Per-thread record (threads.c). The counters live in an arena and are
  * never freed, so totals survive thread exit; the event buffer is mapped
  * per thread. */
@@ -79,6 +95,7 @@ struct hg_thread {
 	uint64_t accesses; /* single accesses */
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */
+	uint64_t deferred[HG_DEFER_KINDS]; /* stats=1: accesses handed to the Go side, by why (fastpath.c) */
 	uint64_t mark;     /* accesses + ranges when the current thread took the record (threads.c: records are reused) */
 	uint32_t served;   /* earlier threads that used the record and made accesses */
 	struct hg_thread *next;      /* every record (statistics) */

@@ -5,7 +5,9 @@
  * that its first users are not paired with the previous mapping's (another
  * thread's accesses to memory that no longer exists). The reset is
  * shadow.c's, in C (no Go call: these run anywhere, inside signal handlers
- * and glibc's locked sections included).
+ * and glibc's locked sections included). When the program itself made the
+ * call, its thread's buffered accesses go to the Go side first: processed
+ * after the reset, they would bring the old accesses back.
  */
 #define _GNU_SOURCE
 #include "wrap.h"
@@ -13,11 +15,17 @@
 #include <stdarg.h>
 #include <sys/mman.h>
 
-static void hg_forget(void *addr, size_t len)
+static void hg_forget_from(void *ra, void *addr, size_t len)
 {
-	if (addr != MAP_FAILED && hg_detect)
-		hg_reset_cells((uint64_t)(uintptr_t)addr, len);
+	if (addr == MAP_FAILED || !hg_detect)
+		return;
+	struct hg_thread *t = hg_link_pc(ra) ? hg_tracked(ra) : NULL;
+	if (t)
+		hg_flush(t);
+	hg_reset_cells((uint64_t)(uintptr_t)addr, len);
 }
+
+#define hg_forget(addr, len) hg_forget_from(RA, addr, len)
 
 DEFINE_REAL(void *, mmap, void *, size_t, int, int, int, off_t)
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)

@@ -228,18 +228,38 @@ __attribute__((constructor)) static void hg_init(void)
 
 static void hg_print_stats(void)
 {
-	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0;
+	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0;
 	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
 		acc += t->accesses;
 		ranges += t->ranges;
 		bytes += t->bytes;
 		threads += t->served + (t->accesses + t->ranges > t->mark); /* not the Go runtime's own threads */
+		for (int k = 0; k < HG_DEFER_KINDS; k++)
+			deferred[k] += t->deferred[k], go += t->deferred[k];
 	}
-	char line[256];
+	char line[512];
 	snprintf(line, sizeof line,
 		 "hgrewrite: pid %d: %llu memory accesses checked, %llu string ranges (%llu bytes), %llu threads\n",
 		 (int)getpid(), (unsigned long long)acc, (unsigned long long)ranges, (unsigned long long)bytes,
 		 (unsigned long long)threads);
+	hg_print(line);
+	if (!hg_detect && !go)
+		return;
+	static const char *const why[HG_DEFER_KINDS] = {
+		[HG_DEFER_NEW] = "new",           [HG_DEFER_OWN] = "own, locks or history change",
+		[HG_DEFER_OTHER_EXCL] = "another thread's", [HG_DEFER_SHARED] = "shared",
+		[HG_DEFER_SYNC] = "sync variable", [HG_DEFER_RACE] = "raced",
+		[HG_DEFER_SPLIT] = "split",       [HG_DEFER_UNMAPPED] = "no shadow yet",
+		[HG_DEFER_RANGE] = "range",       [HG_DEFER_SYNC_EVENT] = "atomic, hook or spin",
+	};
+	int n = snprintf(line, sizeof line, "hgrewrite: pid %d: %llu events went to the detector's Go side:", (int)getpid(),
+			 (unsigned long long)go);
+	for (int k = 0; k < HG_DEFER_KINDS && n < (int)sizeof line; k++)
+		if (deferred[k])
+			n += snprintf(line + n, sizeof line - n, " %s %llu,", why[k], (unsigned long long)deferred[k]);
+	if (n > 0 && n < (int)sizeof line && line[n - 1] == ',')
+		line[n - 1] = 0;
+	strncat(line, "\n", sizeof line - strlen(line) - 1);
 	hg_print(line);
 }
 

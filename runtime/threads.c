@@ -142,6 +142,7 @@ static struct hg_thread *hg_reuse_record(void)
 	t->accesses = keep.accesses;
 	t->ranges = keep.ranges;
 	t->bytes = keep.bytes;
+	memcpy(t->deferred, keep.deferred, sizeof t->deferred);
 	t->served = keep.served;
 	t->mark = keep.mark;
 	t->next = keep.next;

@@ -1,0 +1,158 @@
+// Package elide finds memory accesses whose race checks are redundant, so
+// that the rewriter can leave them out (the per-region elimination of
+// IFRit, seed 002, within a basic block).
+//
+// An access needs no check of its own when, earlier in the same basic
+// block, an access that is checked used the same address expression (the
+// same base, index, scale and displacement, or the same RIP-relative
+// target), covered at least the same bytes from the same start (its size
+// is not smaller), and was of the same or a stronger kind (a read after a
+// read or a write, a write after a write), with nothing in between that
+// changes the address's registers or synchronises: no atomic or locked
+// instruction, no fence, no loop hook, no string instruction, nothing
+// that did not decode. Calls end basic blocks, so none come between.
+//
+// Why this loses no race: the thread makes no synchronisation between the
+// two accesses, so whatever another thread does that races with the
+// second access also races with the first, which is checked, at the same
+// location. What can change is which of the two accesses a report names.
+package elide
+
+import (
+	"golang.org/x/arch/x86/x86asm"
+
+	"hgrewrite/cfg"
+	"hgrewrite/disasm"
+	"hgrewrite/loops"
+)
+
+// Input is what the analysis reads: the graph, a full decoder for its
+// instructions (register writes), and the addresses where the rewriter
+// places a hook (a wait or lock mark: the runtime synchronises there).
+type Input struct {
+	Graph  *cfg.Graph
+	Decode func(addr uint64) (x86asm.Inst, bool)
+	Hooked func(addr uint64) bool
+}
+
+// key is an address expression.
+type key struct {
+	base, index x86asm.Reg
+	scale       uint8
+	disp        int64
+	target      uint64 // RIP-relative operands: the address itself
+}
+
+// checked is an access checked earlier in the block.
+type checked struct {
+	key   key
+	size  uint16
+	write bool
+	regs  uint32 // registers of the address
+}
+
+// Redundant returns the addresses of the instructions whose checks are
+// redundant.
+func Redundant(in Input) map[uint64]bool {
+	out := map[uint64]bool{}
+	g := in.Graph
+	for bi := range g.Blocks {
+		blk := &g.Blocks[bi]
+		if !blk.Reached || !g.Sections[blk.Sec].Instrument {
+			continue
+		}
+		block(in, g.Insts(blk), out)
+	}
+	return out
+}
+
+func block(in Input, insts []disasm.Inst, out map[uint64]bool) {
+	var avail []checked
+	for i := range insts {
+		ins := &insts[i]
+		if in.Hooked != nil && in.Hooked(ins.Addr) {
+			avail = avail[:0]
+		}
+		var x *x86asm.Inst
+		if d, ok := in.Decode(ins.Addr); ok {
+			x = &d
+		}
+		if x == nil || isBarrier(ins, x) {
+			avail = avail[:0]
+			continue
+		}
+		if c, ok := candidate(ins); ok {
+			if covered(avail, c) {
+				out[ins.Addr] = true
+			} else {
+				avail = append(avail, c)
+			}
+		}
+		if w := loops.RegWrites(ins, x); w != 0 {
+			kept := avail[:0]
+			for _, c := range avail {
+				if c.regs&w == 0 {
+					kept = append(kept, c)
+				}
+			}
+			avail = kept
+		}
+	}
+}
+
+// isBarrier: the instruction synchronises, or its memory effects are not
+// described by one operand.
+func isBarrier(ins *disasm.Inst, x *x86asm.Inst) bool {
+	if ins.Flags&(disasm.Lock|disasm.StringOp|disasm.Unsupported) != 0 {
+		return true
+	}
+	if ins.Flags&disasm.HasMem != 0 && ins.Mem.Access&(disasm.Atomic|disasm.Spin|disasm.Ordered) != 0 {
+		return true
+	}
+	switch x.Op {
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE, x86asm.XCHG, x86asm.CPUID, x86asm.SYSCALL:
+		return true
+	}
+	return false
+}
+
+// candidate describes an access the analysis can compare: a plain read or
+// write through an ordinary operand (not the stack or frame, whose
+// accesses are not checked, nor thread-local storage).
+func candidate(ins *disasm.Inst) (checked, bool) {
+	const other = disasm.TLSMem | disasm.StackMem | disasm.FrameMem | disasm.Unsupported | disasm.StringOp
+	if ins.Flags&disasm.HasMem == 0 || ins.Flags&other != 0 || ins.Mem.Size == 0 {
+		return checked{}, false
+	}
+	m := ins.Mem
+	if m.Access&(disasm.Read|disasm.Write) == 0 {
+		return checked{}, false
+	}
+	c := checked{size: m.Size, write: m.Access&disasm.Write != 0}
+	if ins.Flags&disasm.RIPRel != 0 {
+		c.key = key{target: ins.Target}
+		return c, true
+	}
+	c.key = key{base: m.Base, index: m.Index, scale: m.Scale, disp: m.Disp}
+	for _, r := range []x86asm.Reg{m.Base, m.Index} {
+		if r == 0 {
+			continue
+		}
+		n, ok := loops.GPRNumber(r)
+		if !ok {
+			return checked{}, false
+		}
+		c.regs |= 1 << n
+	}
+	return c, true
+}
+
+// covered: an access checked earlier makes c's check redundant.
+func covered(avail []checked, c checked) bool {
+	for _, a := range avail {
+		if a.key == c.key && a.size >= c.size && (a.write || !c.write) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,64 @@
+package elide
+
+import (
+	"testing"
+
+	"golang.org/x/arch/x86/x86asm"
+
+	"hgrewrite/cfg"
+	"hgrewrite/disasm"
+)
+
+// TestRedundant runs the analysis on one block and checks each access's
+// verdict: repeats of the same or a weaker kind are redundant, a write
+// after reads, a wider access, a changed base register, an atomic or a
+// hook in between are not.
+func TestRedundant(t *testing.T) {
+	const addr = 0x1000
+	lines := []struct {
+		code      []byte
+		redundant bool
+		what      string
+	}{
+		{[]byte{0x8b, 0x47, 0x08}, false, "mov eax, [rdi+8]: first"},
+		{[]byte{0x8b, 0x4f, 0x08}, true, "mov ecx, [rdi+8]: read again"},
+		{[]byte{0x89, 0x57, 0x08}, false, "mov [rdi+8], edx: a write after reads"},
+		{[]byte{0x44, 0x8b, 0x47, 0x08}, true, "mov r8d, [rdi+8]: a read after the write"},
+		{[]byte{0x48, 0x83, 0xc7, 0x04}, false, "add rdi, 4"},
+		{[]byte{0x8b, 0x47, 0x08}, false, "mov eax, [rdi+8]: rdi changed"},
+		{[]byte{0x8b, 0x06}, false, "mov eax, [rsi]: first"},
+		{[]byte{0xf0, 0x83, 0x06, 0x01}, false, "lock add dword [rsi], 1: an atomic"},
+		{[]byte{0x8b, 0x06}, false, "mov eax, [rsi]: after the atomic"},
+		{[]byte{0x66, 0x8b, 0x06}, true, "mov ax, [rsi]: fewer bytes"},
+		{[]byte{0x48, 0x8b, 0x06}, false, "mov rax, [rsi]: more bytes"},
+		{[]byte{0x8b, 0x0a}, false, "mov ecx, [rdx]: first"},
+		{[]byte{0x8b, 0x0a}, false, "mov ecx, [rdx]: a hook before it"},
+		{[]byte{0xc3}, false, "ret"},
+	}
+	var code []byte
+	at := map[uint64]int{}
+	hook := uint64(0)
+	for i, l := range lines {
+		a := addr + uint64(len(code))
+		at[a] = i
+		if i == 12 {
+			hook = a
+		}
+		code = append(code, l.code...)
+	}
+	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
+	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: uint64(len(code))}}})
+	decode := func(a uint64) (x86asm.Inst, bool) {
+		x, err := disasm.Full(code[a-addr:])
+		return x, err == nil
+	}
+	got := Redundant(Input{Graph: g, Decode: decode, Hooked: func(a uint64) bool { return a == hook }})
+	for a, i := range at {
+		if got[a] != lines[i].redundant {
+			t.Errorf("%s: redundant %v, want %v", lines[i].what, got[a], lines[i].redundant)
+		}
+	}
+	if len(got) != 3 {
+		t.Errorf("%d redundant accesses, want 3: %v", len(got), got)
+	}
+}
