@@ -66,7 +66,7 @@ done
 
 # Installed Debian programs (no source, so no ThreadSanitizer build):
 # hgrewrite's cost against the native program on the same input.
-debian=${DEBIAN:-"pigz zstd"}
+debian=${DEBIAN-"pigz zstd"} # DEBIAN= (empty) leaves them out
 input="$out/input.bin"
 if [ ! -f "$input" ]; then
 	# 24 MB of text-like data: compressible, not trivially
