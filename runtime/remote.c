@@ -42,6 +42,7 @@
 #include "_cgo_export.h"
 
 static int hg_remote;          /* the detector is a process of its own */
+static int hg_remote_dead;     /* ... and it has ended: calls are dropped, never made to Go */
 static int hg_sock = -1;       /* this process's end of the socket pair */
 static uint32_t hg_rpc_mutex;  /* one call at a time on the socket */
 static void *hg_remote_arena;  /* the shared shadow arena */
@@ -75,7 +76,7 @@ static void hg_rpc_unlock(void)
  * start): detection ends in this process, which says so once. */
 static void hg_remote_lost(void)
 {
-	if (!__atomic_exchange_n(&hg_remote, 0, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&hg_remote_dead, 1, __ATOMIC_ACQ_REL))
 		return;
 	hg_detect = 0;
 	char line[160];
@@ -91,6 +92,8 @@ static void hg_remote_lost(void)
 static int64_t hg_rpc(uint32_t op, int32_t tid, uint64_t a0, uint64_t a1, uint64_t a2, const void *p1, uint32_t n1,
 		      const void *p2, uint32_t n2)
 {
+	if (__atomic_load_n(&hg_remote_dead, __ATOMIC_ACQUIRE))
+		return op == HG_OP_HELLO || op == HG_OP_THREAD_CREATE ? -1 : 0;
 	int saved = errno;
 	struct hg_req q = {.op = op, .tid = tid, .a = {a0, a1, a2}, .n1 = n1, .n2 = n2};
 	struct iovec iov[3] = {{&q, sizeof q}, {(void *)p1, n1}, {(void *)p2, n2}};
@@ -114,12 +117,12 @@ static int64_t hg_rpc(uint32_t op, int32_t tid, uint64_t a0, uint64_t a1, uint64
 		if (op == HG_OP_HELLO)
 			return -1; /* the caller says why */
 		hg_remote_lost();
-		return 0;
+		return op == HG_OP_THREAD_CREATE ? -1 : 0;
 	}
 	if (r.halt) {
 		/* halt_on_error: the detector has printed the report and ended */
 		hg_detect = 0;
-		__atomic_store_n(&hg_remote, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&hg_remote_dead, 1, __ATOMIC_RELEASE);
 		hg_halt(r.code);
 	}
 	return r.ret;
@@ -435,6 +438,7 @@ void hg_remote_forked(void)
 	if (!hg_remote)
 		return;
 	hg_remote = 0;
+	hg_remote_dead = 0;
 	hg_set_shadow_dir(0);
 	if (hg_sock >= 0)
 		close(hg_sock);
