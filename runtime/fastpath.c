@@ -137,13 +137,19 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
 											    uint64_t m, uint32_t write, uint64_t info,
-											    uint32_t locks)
+											    uint32_t locks, int outside_region)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
 	uint32_t owner = (uint32_t)__atomic_load_n(&cell[1], __ATOMIC_RELAXED); /* E_d */
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return owner == locks || owner == 0; /* the common case: nothing changes */
+	if ((v >> SH_STATE_SHIFT) == SH_RACE)
+		/* Race absorbs: the Go side would change nothing and report
+		 * nothing, unless the access reaches bytes the granule has not
+		 * seen (it splits the granule then) or a lock-protected region
+		 * must look the read up in the hand-off tables. */
+		return outside_region && (m & ~v) == 0;
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return 0; /* another thread's, or shared: the Go side decides */
@@ -197,14 +203,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
+	int outside = !t->recording;
 	if (off + size <= 4)
-		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks);
+		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, outside);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
 	uint64_t m = (0xfull << off) & 0xf;
 	for (;;) {
-		if (!hg_granule(cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks))
+		if (!hg_granule(cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, outside))
 			return 0;
 		if (left <= 4)
 			return 1;
