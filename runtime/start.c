@@ -228,7 +228,7 @@ __attribute__((constructor)) static void hg_init(void)
 
 static void hg_print_stats(void)
 {
-	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0;
+	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0, sig_dropped = 0;
 	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
 		acc += t->accesses;
 		ranges += t->ranges;
@@ -236,6 +236,7 @@ static void hg_print_stats(void)
 		threads += t->served + (t->accesses + t->ranges > t->mark); /* not the Go runtime's own threads */
 		for (int k = 0; k < HG_DEFER_KINDS; k++)
 			deferred[k] += t->deferred[k], go += t->deferred[k];
+		sig_dropped += t->sig_dropped;
 	}
 	char line[512];
 	snprintf(line, sizeof line,
@@ -261,6 +262,12 @@ static void hg_print_stats(void)
 		line[n - 1] = 0;
 	strncat(line, "\n", sizeof line - strlen(line) - 1);
 	hg_print(line);
+	if (sig_dropped) {
+		snprintf(line, sizeof line,
+			 "hgrewrite: pid %d: %llu accesses in signal handlers not checked (more than %d between two flushes)\n",
+			 (int)getpid(), (unsigned long long)sig_dropped, HG_SIG_EVENTS);
+		hg_print(line);
+	}
 }
 
 /* hg_finish ends detection (once): the calling thread's events go to the

@@ -80,10 +80,11 @@ static int hg_map_buffer(struct hg_thread *t)
  * runs however it ends. From then on the thread counts under hg_overflow,
  * so nothing it still runs (other destructors) touches the record, which
  * goes to the next thread that registers. A program creating threads by
- * the thousand keeps as many records as it has threads alive at once. The
- * list's lock is only ever tried by hg_register (a thread's first access
- * may come from a signal handler, even one that interrupted the same
- * thread's registration): when it is busy a new record is made. */
+ * the thousand keeps as many records as it has threads alive at once.
+ * hg_register only tries the list's lock (a thread's first access may come
+ * from a signal handler, even one that interrupted the same thread's
+ * registration): when it is busy a new record is made. A finishing thread
+ * waits for it. */
 static struct hg_thread *hg_free_records; /* linked through next_free */
 static int hg_free_lock;
 static pthread_key_t hg_record_key;
@@ -143,6 +144,7 @@ static struct hg_thread *hg_reuse_record(void)
 	t->ranges = keep.ranges;
 	t->bytes = keep.bytes;
 	memcpy(t->deferred, keep.deferred, sizeof t->deferred);
+	t->sig_dropped = keep.sig_dropped;
 	t->served = keep.served;
 	t->mark = keep.mark;
 	t->next = keep.next;

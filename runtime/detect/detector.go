@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"hgrewrite/abi"
 	"hgrewrite/msm"
 	"hgrewrite/runtime/hgopts"
 	"hgrewrite/shadow"
@@ -95,7 +96,8 @@ func (d *Detector) MainThread() int32 { return d.newThread(nil, 0).tid }
 
 // newThread registers a thread whose vector clock starts from parent's,
 // under the id of a joined thread when one may be reused (reuseLocked),
-// else under a new one.
+// else under a new one; nil when every id (abi.MaxThreads) is taken and
+// none may be reused for parent.
 func (d *Detector) newThread(parent *thread, pc uint64) *thread {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -104,6 +106,9 @@ func (d *Detector) newThread(parent *thread, pc uint64) *thread {
 		if u, final, ok := d.reuseLocked(parent); ok {
 			tid, earlier, floor = u, d.threads[u].earlier+1, final
 		}
+	}
+	if earlier == 0 && len(d.threads) >= abi.MaxThreads {
+		return nil
 	}
 	t := &thread{tid: tid, earlier: earlier, vc: shadow.NewVC(uint16(tid)), parent: -1, createPC: pc}
 	if earlier > 0 {

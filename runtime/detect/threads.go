@@ -17,16 +17,13 @@ func (d *Detector) ThreadCreate(parent int32, ra uint64) int32 {
 	if p == nil {
 		return -1
 	}
-	d.mu.Lock()
-	full := len(d.threads) >= abi.MaxThreads && len(d.freed) == 0 && len(d.detached) <= detachQuarantine
-	d.mu.Unlock()
-	if full {
+	c := d.newThread(p, d.host.LinkPC(ra))
+	if c == nil {
 		d.tooManyThreads.Do(func() {
 			d.host.Print(fmt.Sprintf("hgrewrite: more than %d threads: threads created from now on are not checked\n", abi.MaxThreads))
 		})
 		return -1
 	}
-	c := d.newThread(p, d.host.LinkPC(ra))
 	d.tick(p)
 	return c.tid
 }
