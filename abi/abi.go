@@ -115,6 +115,15 @@ const (
 	LockMarkShift = 8
 )
 
+// The lock operations that change a thread's locksets, as the Go side
+// tells the C side's lock view (runtime/lockview.c) which lockset ids one
+// leads to: a first acquisition in write or read mode, a last release.
+const (
+	LockStepWrite  = 1
+	LockStepRead   = 2
+	LockStepUnlock = 3
+)
+
 // MaxThreads is the number of thread ids an epoch can name (16-bit tids);
 // the runtime's C side keeps each thread's current epoch in an array of
 // this size.

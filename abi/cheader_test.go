@@ -78,6 +78,9 @@ func defines() [][]define {
 		num("HG_LOCK_NESTED", abi.LockNested, ""),
 		num("HG_LOCK_READS_FULL", abi.LockReadsFull, ""),
 		num("HG_LOCK_MARK_SHIFT", abi.LockMarkShift, ""),
+		num("HG_LOCKSTEP_WRITE", abi.LockStepWrite, "lockset changes the Go side tells the C side of (lockview.c)"),
+		num("HG_LOCKSTEP_READ", abi.LockStepRead, ""),
+		num("HG_LOCKSTEP_UNLOCK", abi.LockStepUnlock, ""),
 		num("HG_MAX_THREADS", abi.MaxThreads, ""),
 	}
 	cell := []define{

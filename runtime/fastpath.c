@@ -169,8 +169,8 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 
 /* hg_thread_locks is the lockset id that guards an access of t (detect's
  * thread.accessOf: write-mode locks for a write), as far as the fast path
- * knows it: none when the thread holds no lock; hg_locks when no lock event
- * waits in the buffer; else HG_LOCKS_UNKNOWN, which matches no cell. */
+ * knows it: none when the thread holds no lock; its lock view (lockview.c)
+ * when that is known; else HG_LOCKS_UNKNOWN, which matches no cell. */
 __attribute__((target("general-regs-only"), always_inline)) static inline uint32_t hg_thread_locks(struct hg_thread *t,
 												   uint32_t write)
 {
@@ -178,8 +178,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint32
 		return 0;
 	if (!t->locks_known)
 		return HG_LOCKS_UNKNOWN;
-	uint64_t held = hg_locks[t->tid];
-	return write ? (uint32_t)(held >> 32) : (uint32_t)held;
+	return write ? (uint32_t)(t->lk >> 32) : (uint32_t)t->lk;
 }
 
 /* hg_handled applies the fast path to an access of up to 32 bytes within

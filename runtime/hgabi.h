@@ -53,6 +53,10 @@
 #define HG_LOCK_NESTED 64
 #define HG_LOCK_READS_FULL 128
 #define HG_LOCK_MARK_SHIFT 8
+/* lockset changes the Go side tells the C side of (lockview.c) */
+#define HG_LOCKSTEP_WRITE 1
+#define HG_LOCKSTEP_READ 2
+#define HG_LOCKSTEP_UNLOCK 3
 #define HG_MAX_THREADS 65536
 
 /* shadow memory (package shadow) */

@@ -70,6 +70,16 @@ struct hg_event {
 #define HG_EVENTS 1024
 #define HG_SIG_EVENTS 32 /* accesses of signal handlers kept per thread between flushes (threads.c) */
 #define HG_REC 32
+#define HG_HELD 8 /* mutexes whose hold counts the lock view keeps (lockview.c) */
+#define HG_LKC 64 /* lockset transitions the lock view remembers (lockview.c) */
+
+/* A lockset transition the Go side made (lockview.c): the thread's lockset
+ * ids before and after an operation on a mutex. */
+struct hg_lkc {
+	uint64_t before;
+	uint64_t key; /* mutex << 2 | HG_LOCKSTEP_* (never 0) */
+	uint64_t after;
+};
 #define HG_NEST 4 /* nested locks remembered per region */ /* addresses recorded per lock-protected region, each of reads and writes */
 
 /* Why the fast path handed an access to the Go side (stats=1): the state
@@ -112,12 +122,24 @@ struct hg_thread {
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
-	/* What the fast path knows of the thread's locks (fastpath.c,
-	 * hg_handled): how many are held (lock events minus unlock events),
-	 * and whether hg_locks[tid] is current (no lock event was buffered
-	 * since the last flush, which processes them). */
+	/* What the fast path knows of the thread's locks (lockview.c): how
+	 * many are held (lock events minus unlock events), the thread's
+	 * lockset ids as hg_locks holds them (lk, valid while locks_known:
+	 * taken from hg_locks at every flush, then carried across lock and
+	 * unlock events through the transitions the Go side made before), and
+	 * the mutexes held with their hold counts (a release that leaves a
+	 * count changes no lockset). held_over: more were held than the table
+	 * keeps, until none is. */
 	uint8_t locks_known;
+	uint8_t nheld_tab, held_over;
 	int32_t nheld;
+	uint64_t lk;
+	uint64_t held_m[HG_HELD];
+	uint32_t held_n[HG_HELD];
+	uint64_t lk_mismatch; /* flushes that found lk wrong (stats; a bug if ever nonzero) */
+	/* the transitions, direct-mapped by key; written only by the
+	 * thread's own Go-side processing, inside its flushes */
+	struct hg_lkc lkc[HG_LKC];
 	/* Signal handlers the thread is running (signals.c): in_rt is set
 	 * for their duration, and restored to sig_saved_rt. */
 	int32_t sig_depth;
@@ -174,6 +196,7 @@ extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
 /* Each thread's lockset ids (runtime/detect, Host.PublishLocks): all locks
  * held in the low half, those held in write mode in the high half. */
 extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
+void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 
 /* A forked child's detector runs in a process of its own (remote.c, the
@@ -257,6 +280,11 @@ extern int hg_detect; /* detection active in this process (off in forked childre
 /* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
 												   uint32_t flags);
+
+/* lockview.c */
+void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* before a lock event is buffered */
+void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* before an unlock event is buffered */
+void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_locks is current */
 
 /* threads.c */
 struct hg_thread *hg_threads_head(void); /* every thread's record (exit statistics) */

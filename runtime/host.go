@@ -19,7 +19,9 @@ var _ detect.Host = cHost{}
 
 func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 
-func (cHost) PublishLocks(tid int32, held, writeHeld uint32) { publishLocks(tid, held, writeHeld) }
+func (cHost) PublishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
+	publishLocks(tid, held, writeHeld, step)
+}
 
 func (cHost) Print(s string) {
 	cs := C.CString(s)

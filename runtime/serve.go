@@ -150,10 +150,15 @@ type childHost struct{ s *server }
 
 var _ detect.Host = childHost{}
 
-func (childHost) PublishEpoch(tid int32, epoch uint64)           { publishEpoch(tid, epoch) }
-func (childHost) PublishLocks(tid int32, held, writeHeld uint32) { publishLocks(tid, held, writeHeld) }
-func (childHost) Print(s string)                                 { cHost{}.Print(s) }
-func (childHost) Demangle(name string) string                    { return cHost{}.Demangle(name) }
+func (childHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
+
+// PublishLocks: the child's lock views learn no transitions (the cache
+// is the child's memory), so they follow its locksets from flush to flush.
+func (childHost) PublishLocks(tid int32, held, writeHeld uint32, _ detect.LockStep) {
+	publishLocks(tid, held, writeHeld, detect.LockStep{})
+}
+func (childHost) Print(s string)              { cHost{}.Print(s) }
+func (childHost) Demangle(name string) string { return cHost{}.Demangle(name) }
 
 // Halt answers the request being served with the order to exit; the
 // child exits on reading it, and so does this process.

@@ -228,7 +228,7 @@ __attribute__((constructor)) static void hg_init(void)
 
 static void hg_print_stats(void)
 {
-	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0, sig_dropped = 0;
+	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0, sig_dropped = 0, lk_mismatch = 0;
 	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
 		acc += t->accesses;
 		ranges += t->ranges;
@@ -237,6 +237,7 @@ static void hg_print_stats(void)
 		for (int k = 0; k < HG_DEFER_KINDS; k++)
 			deferred[k] += t->deferred[k], go += t->deferred[k];
 		sig_dropped += t->sig_dropped;
+		lk_mismatch += t->lk_mismatch;
 	}
 	char line[512];
 	snprintf(line, sizeof line,
@@ -266,6 +267,12 @@ static void hg_print_stats(void)
 		snprintf(line, sizeof line,
 			 "hgrewrite: pid %d: %llu accesses in signal handlers not checked (more than %d between two flushes)\n",
 			 (int)getpid(), (unsigned long long)sig_dropped, HG_SIG_EVENTS);
+		hg_print(line);
+	}
+	if (lk_mismatch) {
+		snprintf(line, sizeof line,
+			 "hgrewrite: pid %d: internal error: the fast path's locksets were out of step %llu times (lockview.c)\n",
+			 (int)getpid(), (unsigned long long)lk_mismatch);
 		hg_print(line);
 	}
 }

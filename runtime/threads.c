@@ -145,6 +145,7 @@ static struct hg_thread *hg_reuse_record(void)
 	t->bytes = keep.bytes;
 	memcpy(t->deferred, keep.deferred, sizeof t->deferred);
 	t->sig_dropped = keep.sig_dropped;
+	t->lk_mismatch = keep.lk_mismatch;
 	t->served = keep.served;
 	t->mark = keep.mark;
 	t->next = keep.next;
@@ -348,7 +349,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 		hg_flush_part(t, at, n, &pending);
 		if (pending > 0)
 			t->want_stack = 1;
-		t->locks_known = 1; /* its lock events are processed: hg_locks is current */
+		hg_lockview_sync(t); /* its lock events are processed: hg_locks is current */
 	}
 	if (t->want_stack && can_stack)
 		hg_stack_now(t);

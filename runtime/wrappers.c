@@ -253,21 +253,18 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		if (hg_opts.handoff && t->nrec_r >= HG_REC)
 			mode |= HG_LOCK_READS_FULL; /* hand the reads over: room for this lock's */
 	}
+	hg_lockview_lock(t, (uint64_t)(uintptr_t)m, mode & HG_LOCK_READ);
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
 	if (mode & HG_LOCK_READS_FULL) {
 		hg_flush(t);
 		t->nrec_r = 0;
 	}
-	t->nheld++;
-	t->locks_known = 0;
 }
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
+	hg_lockview_unlock(t, (uint64_t)(uintptr_t)m);
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
-	if (t->nheld > 0)
-		t->nheld--;
-	t->locks_known = 0;
 }
 
 /* hg_published: the record's writes from index n on went to the Go side

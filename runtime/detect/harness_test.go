@@ -28,7 +28,7 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 	h.mu.Unlock()
 }
 
-func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32) {}
+func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32, step LockStep) {}
 
 func (h *fakeHost) Print(s string) {
 	h.mu.Lock()

@@ -22,7 +22,11 @@ type Host interface {
 	// keeps an exclusive location's owner lockset (msm, choice 13) without
 	// the Go side while it does not change. Called by thread tid itself
 	// whenever they change; a new thread starts with both empty (0).
-	PublishLocks(tid int32, held, writeHeld uint32)
+	// step is the lock operation that changed them (none for a reset):
+	// the C side remembers the transition, to follow the thread's
+	// locksets across the same operation next time before the Go side
+	// has processed it (runtime/lockview.c).
+	PublishLocks(tid int32, held, writeHeld uint32, step LockStep)
 	// Print writes one report or message (possibly several lines, each
 	// ending in a newline) to the runtime's output, whole: lines of
 	// concurrent calls must not interleave. It may be called with the
@@ -83,4 +87,12 @@ type Config struct {
 	Memory *shadow.Memory
 	// Pid is the process reports name; 0 is this one.
 	Pid int
+}
+
+// LockStep is a lock operation that changed a thread's locksets: a first
+// acquisition of Mutex (Op abi.LockStepWrite or abi.LockStepRead) or its
+// last release (abi.LockStepUnlock); Op 0 for none.
+type LockStep struct {
+	Mutex uint64
+	Op    uint8
 }

@@ -1,5 +1,7 @@
 package detect
 
+import "hgrewrite/abi"
+
 // Locks create no happens-before relation in the hybrid algorithm (ch.
 // 5.1.1): they only change the locksets of the thread that holds them.
 
@@ -14,10 +16,12 @@ func (d *Detector) lock(t *thread, addr uint64, write bool) {
 		return
 	}
 	t.held = d.locks.Add(t.held, addr)
+	op := uint8(abi.LockStepRead)
 	if write {
 		t.writeHeld = d.locks.Add(t.writeHeld, addr)
+		op = abi.LockStepWrite
 	}
-	d.host.PublishLocks(t.tid, t.held, t.writeHeld)
+	d.host.PublishLocks(t.tid, t.held, t.writeHeld, LockStep{addr, op})
 }
 
 // unlock removes a lock from t's locksets when its last hold is released.
@@ -26,8 +30,12 @@ func (d *Detector) unlock(t *thread, addr uint64) {
 		t.depth[addr]--
 		return
 	}
+	step := LockStep{addr, abi.LockStepUnlock}
+	if t.depth[addr] == 0 {
+		step.Op = 0 // not held: no transition the C side could meet
+	}
 	delete(t.depth, addr)
 	t.held = d.locks.Remove(t.held, addr)
 	t.writeHeld = d.locks.Remove(t.writeHeld, addr)
-	d.host.PublishLocks(t.tid, t.held, t.writeHeld)
+	d.host.PublishLocks(t.tid, t.held, t.writeHeld, step)
 }

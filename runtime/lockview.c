@@ -1,0 +1,122 @@
+/* lockview.c: what the fast path knows of the thread's locksets.
+ *
+ * Lock and unlock travel in the event buffer (wrappers.c), so the Go side
+ * changes a thread's locksets only when it processes them, at the next
+ * flush. Until then the fast path would not know the lockset ids that
+ * guard the thread's accesses, and every access inside a short critical
+ * section would go to the Go side. The Go side's lockset changes are
+ * functions of the lockset ids before, the mutex and the operation (ids
+ * are interned and never reused, shadow/sets.go), so the C side carries
+ * its view across lock events itself, from a per-thread cache of the
+ * transitions the Go side made before (hg_thread.lkc, filled through
+ * Host.PublishLocks): a first acquisition of a mutex, or the last release
+ * of one (the thread's hold counts tell a recursive hold apart, which
+ * changes nothing). A transition not in the cache leaves the view
+ * unknown until the next flush, which takes hg_locks again.
+ */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+static inline struct hg_lkc *hg_lkc_slot(struct hg_thread *t, uint64_t key)
+{
+	return &t->lkc[(key * 0x9e3779b97f4a7c15ull) >> 58];
+}
+_Static_assert(HG_LKC == 64, "hg_lkc_slot takes 6 bits");
+
+/* hg_lkc_note records a lockset change the Go side made for thread tid
+ * (runtime/epochs.go). It runs on the thread itself, inside its flush
+ * (Host.PublishLocks); a release of the last lock is not kept, the view
+ * knows that one. */
+void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op)
+{
+	struct hg_thread *t = hg_self;
+	if (!t || t == &hg_overflow || t->tid != tid || op == 0 || (op == HG_LOCKSTEP_UNLOCK && after == 0))
+		return;
+	uint64_t key = mutex << 2 | op;
+	struct hg_lkc *e = hg_lkc_slot(t, key);
+	e->before = before;
+	e->key = key;
+	e->after = after;
+}
+
+/* hg_lockview_step moves the view along the transition (m, op), if the
+ * Go side made it before from the lockset ids the view holds. */
+static void hg_lockview_step(struct hg_thread *t, uint64_t m, uint32_t op)
+{
+	if (!t->locks_known)
+		return;
+	uint64_t key = m << 2 | op;
+	struct hg_lkc *e = hg_lkc_slot(t, key);
+	if (e->key == key && e->before == t->lk)
+		t->lk = e->after;
+	else
+		t->locks_known = 0;
+}
+
+static int hg_held_find(struct hg_thread *t, uint64_t m)
+{
+	for (int i = 0; i < t->nheld_tab; i++)
+		if (t->held_m[i] == m)
+			return i;
+	return -1;
+}
+
+void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read)
+{
+	t->nheld++;
+	int i = hg_held_find(t, m);
+	if (i >= 0) {
+		t->held_n[i]++; /* held already: the locksets stay */
+		return;
+	}
+	if (t->nheld_tab == HG_HELD) {
+		t->held_over = 1;
+		t->locks_known = 0;
+		return;
+	}
+	t->held_m[t->nheld_tab] = m;
+	t->held_n[t->nheld_tab++] = 1;
+	/* with more mutexes held than the table kept, this one may be held
+	 * already (a recursive hold the table does not show) */
+	if (t->held_over)
+		t->locks_known = 0;
+	else
+		hg_lockview_step(t, m, read ? HG_LOCKSTEP_READ : HG_LOCKSTEP_WRITE);
+}
+
+void hg_lockview_unlock(struct hg_thread *t, uint64_t m)
+{
+	if (t->nheld > 0)
+		t->nheld--;
+	int i = hg_held_find(t, m);
+	if (i < 0) {
+		t->locks_known = 0; /* taken before the table saw it, or beyond it */
+	} else if (--t->held_n[i] == 0) {
+		t->nheld_tab--;
+		t->held_m[i] = t->held_m[t->nheld_tab];
+		t->held_n[i] = t->held_n[t->nheld_tab];
+		if (t->nheld > 0)
+			hg_lockview_step(t, m, HG_LOCKSTEP_UNLOCK);
+	}
+	if (t->nheld == 0) {
+		/* no lock held: the empty locksets, whatever the view was */
+		t->nheld_tab = 0;
+		t->held_over = 0;
+		t->lk = 0;
+		t->locks_known = 1;
+	}
+}
+
+/* hg_lockview_sync: the thread's lock events are processed, hg_locks
+ * holds its locksets. A view carried across them must agree (counted for
+ * stats=1: a disagreement is a bug of this file). */
+void hg_lockview_sync(struct hg_thread *t)
+{
+	if (t->tid < 0 || t->tid >= HG_MAX_THREADS)
+		return;
+	uint64_t held = __atomic_load_n(&hg_locks[t->tid], __ATOMIC_RELAXED);
+	if (t->locks_known && t->lk != held)
+		t->lk_mismatch++;
+	t->lk = held;
+	t->locks_known = 1;
+}
