@@ -37,6 +37,10 @@ func publishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
 }
 
 // publishShadow gives the C fast path the shadow directory.
+func publishThreadsetGen(gen uint32) {
+	atomic.StoreUint32((*uint32)(unsafe.Pointer(&C.hg_tset_gen)), gen)
+}
+
 func publishShadow(dir uintptr) {
 	C.hg_set_shadow_dir(C.uintptr_t(dir))
 }

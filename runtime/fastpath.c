@@ -32,6 +32,7 @@ int hg_detect;
  * process over them (remote.c) */
 uint64_t hg_epochs[HG_MAX_THREADS] __attribute__((aligned(4096)));
 uint64_t hg_locks[HG_MAX_THREADS] __attribute__((aligned(4096)));
+uint32_t hg_tset_gen = 1; /* entries of zeroed records (0) are of no generation */
 
 /* a lockset the fast path does not know (hg_thread_locks): no cell's */
 #define HG_LOCKS_UNKNOWN 0xfffffffeu
@@ -53,15 +54,17 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * detector.access). The owner's lockset E_d in word 1 (msm, choice 13)
  * must stay as it is: in the same segment it meets the access's lockset
  * (it is empty or equal to it), in a new one it is replaced by it (equal).
- * Most accesses to thread-private data end here. It returns 0, and the
- * event goes to the Go side, for anything else.
+ * Most accesses to thread-private data end here. So do a location's first
+ * access made without a lock (hg_new_cell), and an access to a shared
+ * location that would leave it unchanged (hg_shared_unchanged). It returns
+ * 0, and the event goes to the Go side, for anything else.
  *
  * The update is a compare-and-swap of word 0 without the Go side's stripe
- * lock: if another thread's access to the same cell is being processed in
- * Go at that moment, one of the two updates can be lost, which at worst
- * hides that pair of parallel accesses (later accesses still see the cell).
- * The access history used in reports follows every change of state made
- * here (hg_history). */
+ * lock; the Go side's steps change word 0 with a compare-and-swap too and
+ * start again when the fast path changed it meanwhile, so neither update
+ * is lost (runtime/detect, Detector.step). The access history used in
+ * reports follows every change of state made here (hg_history), after
+ * the state (before it for a first access). */
 /* hg_cell is the shadow cell of the granule holding addr, or NULL while
  * the shadow memory or the granule's chunk is not mapped yet (the Go side
  * maps it: shadow.Memory.Cell). */
@@ -76,18 +79,16 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 	return (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 }
 
-/* hg_history: the fast path changed the cell's state (a new segment of the
- * same thread, or a write after reads); the cell's access history (words 2
- * and 3, runtime/detect's step and remember) learns of the access, so that
- * a later report names it. Out of line: it runs once per location and
- * segment at most. */
-HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks,
-				uint64_t old_epoch, int same)
+/* hg_access_word packs an access for a cell's history (words 2 and 3,
+ * shadow/cell.go) as runtime/detect does: m is the bytes the access covers
+ * in the granule, in place in word 0. */
+__attribute__((target("general-regs-only"))) static inline uint64_t hg_access_word(uint64_t info, uint64_t tid, uint64_t m,
+										  uint64_t locks)
 {
 	if (locks >= SH_ACCESS_LOCKS_UNKNOWN)
 		locks = SH_ACCESS_LOCKS_UNKNOWN;
 	uint64_t lg = 0, pc = HG_INFO_PC(info);
-	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT); /* m: the bytes, in place in word 0 */
+	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT);
 	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
 		lg++;
 	if (pc >= 1ull << SH_ACCESS_PC_BITS)
@@ -104,6 +105,18 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	if (natural != bytes)
 		acc = (acc & ~(((1ull << SH_ACCESS_LOCKS_SHIFT) - 1) & ~((1ull << SH_ACCESS_SIZE_SHIFT) - 1))) |
 		      (uint64_t)SH_ACCESS_MASK_BIT | bytes << SH_ACCESS_SIZE_SHIFT;
+	return acc;
+}
+
+/* hg_history: the fast path changed the cell's state (a new segment of the
+ * same thread, or a write after reads); the cell's access history (words 2
+ * and 3, runtime/detect's step and remember) learns of the access, so that
+ * a later report names it. Out of line: it runs once per location and
+ * segment at most. */
+HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks,
+				uint64_t old_epoch, int same)
+{
+	uint64_t acc = hg_access_word(info, tid, m, locks);
 	/* runtime/detect's remember and keepOwn: the owner's previous access
 	 * stays, in word 3, when it is of the same segment and differs in
 	 * kind, bytes or locks, or when it wrote and this access of a later
@@ -135,24 +148,89 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	cell[2] = acc;
 }
 
-__attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(uint64_t *cell, uint64_t epoch,
-											    uint64_t m, uint32_t write, uint64_t info,
-											    uint32_t locks, int outside_region)
+/* hg_member: the threadset id s is known to hold t (hgrt.h, tsets). */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_member(struct hg_thread *t, uint32_t s)
+{
+	uint64_t gen = __atomic_load_n(&hg_tset_gen, __ATOMIC_RELAXED);
+	return t->tsets[s & (HG_TSETS - 1)] == (gen << 32 | s);
+}
+
+/* hg_shared_unchanged: an access to a shared location (state vt >> 60,
+ * word 1 w1) that the state machine would leave as it is (detect's
+ * unchanged): the thread is in the threadset S_d already and holds every
+ * lock of C_d (C_d ∩ L_t = C_d, known here when the two ids are equal, or
+ * C_d is empty for a read in Shared-Read); in MSM-short's Shared-Modified
+ * a write must be of the segment TS_d names, which it moves otherwise.
+ * Outside lock-protected regions only: inside one, a read looks its
+ * variable up in the hand-off tables first (runtime/detect/handoff.go). */
+__attribute__((target("general-regs-only"), always_inline)) static inline int
+hg_shared_unchanged(struct hg_thread *t, uint64_t vt, uint64_t w1, uint64_t epoch, uint32_t write, uint32_t locks)
+{
+	uint64_t state = vt >> SH_STATE_SHIFT;
+	uint32_t cd = (uint32_t)w1;
+	int ok;
+	switch (state) {
+	case SH_SHARED_READ:
+		ok = !write && (cd == 0 || cd == locks);
+		break;
+	case SH_SHARED_MODIFIED:
+		ok = cd != 0 && cd == locks && (!write || (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch);
+		break;
+	case SH_SHARED_MODIFIED1:
+	case SH_SHARED_MODIFIED2:
+		ok = cd != 0 && cd == locks;
+		break;
+	default:
+		return 0;
+	}
+	return ok && hg_member(t, (uint32_t)(w1 >> 32));
+}
+
+/* hg_new_cell: the first access to a location since its reset (word 0 is
+ * zero: New, nothing touched), made while the thread holds no lock, makes
+ * it the thread's: Exclusive-Read or Exclusive-Write with the current
+ * epoch, and an empty owner's lockset E_d (msm: New; word 1 stays 0).
+ *
+ * The history word goes first, and only into an empty one: a Go-side step
+ * of another thread that sees the new state must find this access there
+ * to pair a race with (it reports nothing otherwise, and the location
+ * keeps its state); and an access whose word 0 then loses to such a step
+ * (the compare-and-swap fails, the access goes to the Go side after it)
+ * must not overwrite the history that step writes. */
+HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint32_t write, uint64_t info, uint32_t locks)
+{
+	uint64_t h = 0, v = 0;
+	if (locks != 0 || __atomic_load_n(&cell[1], __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&cell[2], &h, hg_access_word(info, epoch >> SH_TID_SHIFT, m, 0), 0,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	uint64_t next = (uint64_t)(write ? SH_EXCL_WRITE : SH_EXCL_READ) << SH_STATE_SHIFT | epoch | m;
+	return __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+}
+
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(struct hg_thread *t, uint64_t *cell,
+											    uint64_t epoch, uint64_t m, uint32_t write,
+											    uint64_t info, uint32_t locks)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
-	uint32_t owner = (uint32_t)__atomic_load_n(&cell[1], __ATOMIC_RELAXED); /* E_d */
+	uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
+	uint32_t owner = (uint32_t)w1; /* E_d, or C_d in the shared states */
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return owner == locks || owner == 0; /* the common case: nothing changes */
+	if (v == 0)
+		return hg_new_cell(cell, epoch, m, write, info, locks);
 	if ((v >> SH_STATE_SHIFT) == SH_RACE)
 		/* Race absorbs: the Go side would change nothing and report
 		 * nothing, unless the access reaches bytes the granule has not
 		 * seen (it splits the granule then) or a lock-protected region
 		 * must look the read up in the hand-off tables. */
-		return outside_region && (m & ~v) == 0;
+		return !t->recording && (m & ~v) == 0;
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
-	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
-		return 0; /* another thread's, or shared: the Go side decides */
+	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE)
+		return !t->recording && (m & ~v) == 0 && hg_shared_unchanged(t, vt, w1, epoch, write, locks);
+	if ((((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
+		return 0; /* another thread's: the Go side decides */
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
 	if (locks == HG_LOCKS_UNKNOWN || (owner != locks && (!same || owner != 0)))
 		return 0; /* E_d changes, or the history would not know the locks: the Go side */
@@ -202,15 +280,14 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
-	int outside = !t->recording;
 	if (off + size <= 4)
-		return hg_granule(cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, outside);
+		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
 	uint64_t m = (0xfull << off) & 0xf;
 	for (;;) {
-		if (!hg_granule(cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, outside))
+		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks))
 			return 0;
 		if (left <= 4)
 			return 1;

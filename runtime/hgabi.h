@@ -84,6 +84,14 @@
 #define SH_EXCL_READ 1
 /* msm.ExclWrite */
 #define SH_EXCL_WRITE 2
+/* msm.SharedRead */
+#define SH_SHARED_READ 4
+/* msm.SharedModified (MSM-short) */
+#define SH_SHARED_MODIFIED 5
+/* msm.SharedModified1 (MSM-long) */
+#define SH_SHARED_MODIFIED1 6
+/* msm.SharedModified2 (MSM-long) */
+#define SH_SHARED_MODIFIED2 7
 /* msm.Spin: a synchronisation variable (runtime/detect, markSync) */
 #define SH_SYNC 9
 /* msm.New: never accessed since the last reset */

@@ -72,6 +72,7 @@ struct hg_event {
 #define HG_REC 32
 #define HG_HELD 8 /* mutexes whose hold counts the lock view keeps (lockview.c) */
 #define HG_LKC 64 /* lockset transitions the lock view remembers (lockview.c) */
+#define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset
  * ids before and after an operation on a mutex. */
@@ -140,6 +141,12 @@ struct hg_thread {
 	/* the transitions, direct-mapped by key; written only by the
 	 * thread's own Go-side processing, inside its flushes */
 	struct hg_lkc lkc[HG_LKC];
+	/* Threadsets known to hold this thread, direct-mapped by id, each
+	 * hg_tset_gen << 32 | id: the fast path leaves a shared location
+	 * alone when the access would not change it (fastpath.c,
+	 * hg_shared_unchanged). Written by the thread's own Go-side
+	 * processing (cRecord.KnowMember). */
+	uint64_t tsets[HG_TSETS];
 	/* Signal handlers the thread is running (signals.c): in_rt is set
 	 * for their duration, and restored to sig_saved_rt. */
 	int32_t sig_depth;
@@ -196,6 +203,10 @@ extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
 /* Each thread's lockset ids (runtime/detect, Host.PublishLocks): all locks
  * held in the low half, those held in write mode in the high half. */
 extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
+/* The generation of threadsets (fastpath.c): the Go side counts it up
+ * whenever threadsets are retired (a thread ended; its threadsets forward
+ * to smaller ones), which makes every record's tsets entry stale. */
+extern uint32_t hg_tset_gen;
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 

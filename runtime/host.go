@@ -7,6 +7,7 @@ package main
 import "C"
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"hgrewrite/runtime/detect"
@@ -22,6 +23,8 @@ func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 func (cHost) PublishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
 	publishLocks(tid, held, writeHeld, step)
 }
+
+func (cHost) PublishThreadsetGen(gen uint32) { publishThreadsetGen(gen) }
 
 func (cHost) Print(s string) {
 	cs := C.CString(s)
@@ -65,4 +68,13 @@ func (r *cRecord) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
 	reads = append(reads, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), int(r.nrec_r))...)
 	writes = append(writes, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), int(r.nrec_w))...)
 	return reads, writes
+}
+
+// KnowMember fills the record's cache of threadsets that hold its thread
+// (hgrt.h, tsets), read by the fast path.
+func (r *cRecord) KnowMember(id, gen uint32) {
+	if r == nil {
+		return
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.tsets[id&(C.HG_TSETS-1)])), uint64(gen)<<32|uint64(id))
 }

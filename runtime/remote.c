@@ -282,6 +282,29 @@ static void *hg_map_arena(int memfd, size_t *size)
 	return NULL;
 }
 
+/* The detector process reserves the arena's addresses before the Go
+ * runtime starts (a constructor that runs before the Go runtime's own, in
+ * this library's init order): Go places its heap at a random address,
+ * which can fall where the child's arena is (0x3027... was seen). Each
+ * hint is reserved at the largest size, inaccessible, and replaced by
+ * the arena's mapping in hg_serve_map. */
+static uint64_t hg_reserved[sizeof hg_arena_hints / sizeof hg_arena_hints[0]];
+
+__attribute__((constructor(101))) static void hg_serve_reserve(void)
+{
+	if (!getenv("HG_SERVE"))
+		return;
+	for (size_t h = 0; h < sizeof hg_arena_hints / sizeof hg_arena_hints[0]; h++) {
+		void *want = (void *)(uintptr_t)hg_arena_hints[h];
+		void *p = mmap(want, hg_arena_sizes[0], PROT_NONE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p == want)
+			hg_reserved[h] = hg_arena_sizes[0];
+		else if (p != MAP_FAILED)
+			munmap(p, hg_arena_sizes[0]);
+	}
+}
+
 /* hg_map_published maps the memfd's first HG_PUB_BYTES over hg_epochs and
  * hg_locks (both page aligned, HG_PUB_BYTES/2 each). */
 static int hg_map_published(int memfd)
@@ -455,12 +478,18 @@ void *hg_serve_map(int memfd, uint64_t arena, uint64_t size)
 {
 	if (!hg_map_published(memfd))
 		return NULL;
-	void *p = mmap((void *)(uintptr_t)arena, size, PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_NORESERVE, memfd, (off_t)HG_PUB_BYTES);
+	int fixed = MAP_FIXED_NOREPLACE;
+	for (size_t h = 0; h < sizeof hg_arena_hints / sizeof hg_arena_hints[0]; h++)
+		if (arena == hg_arena_hints[h] && size <= hg_reserved[h])
+			fixed = MAP_FIXED; /* over this process's own reservation */
+	void *p = mmap((void *)(uintptr_t)arena, size, PROT_READ | PROT_WRITE, MAP_SHARED | fixed | MAP_NORESERVE, memfd,
+		       (off_t)HG_PUB_BYTES);
 	if (p == (void *)(uintptr_t)arena)
 		return p;
-	if (p != MAP_FAILED)
+	if (p != MAP_FAILED) {
 		munmap(p, size);
+		errno = EEXIST; /* a kernel without MAP_FIXED_NOREPLACE put it elsewhere */
+	}
 	return NULL;
 }
 

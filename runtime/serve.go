@@ -122,9 +122,9 @@ func (s *server) start(p []byte, memfd int) int32 {
 	}
 	s.hello = *(*C.struct_hg_hello)(unsafe.Pointer(unsafe.SliceData(p)))
 	h := &s.hello
-	arena := C.hg_serve_map(C.int(memfd), h.arena, h.arena_size)
+	arena, err := C.hg_serve_map(C.int(memfd), h.arena, h.arena_size)
 	if arena == nil {
-		fmt.Fprintf(stderr, "hgrewrite: pid %d: the detector process cannot map the shadow memory at %#x\n", h.pid, h.arena)
+		fmt.Fprintf(stderr, "hgrewrite: pid %d: the detector process cannot map the shadow memory at %#x: %v\n", h.pid, h.arena, err)
 		return -1
 	}
 	unix.Close(memfd)
@@ -157,6 +157,9 @@ func (childHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch
 func (childHost) PublishLocks(tid int32, held, writeHeld uint32, _ detect.LockStep) {
 	publishLocks(tid, held, writeHeld, detect.LockStep{})
 }
+
+// PublishThreadsetGen: the child's records learn no threadsets (KnowMember).
+func (childHost) PublishThreadsetGen(uint32)  {}
 func (childHost) Print(s string)              { cHost{}.Print(s) }
 func (childHost) Demangle(name string) string { return cHost{}.Demangle(name) }
 
@@ -191,3 +194,7 @@ func (r *recMsg) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
 	writes = append(writes, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), min(int(r.nrec_w), C.HG_REC))...)
 	return reads, writes
 }
+
+// KnowMember: the child's record is the child's memory, out of reach; its
+// fast path leaves shared locations to this process.
+func (r *recMsg) KnowMember(id, gen uint32) {}

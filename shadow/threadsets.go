@@ -16,6 +16,7 @@ import "sync/atomic"
 type Threadsets struct {
 	t      setTable[uint16]
 	single [1 << 16]atomic.Uint32 // {t} -> id, 0 = not known yet
+	gen    atomic.Uint32          // Generation - 1
 }
 
 // Many stands for any set of more than MaxMembers threads. It is never
@@ -126,7 +127,14 @@ func (s *Threadsets) Kill(t uint16) {
 	defer s.t.mu.Unlock()
 	s.single[t].Store(0)
 	s.t.retireLocked(t)
+	s.gen.Add(1)
 }
+
+// Generation counts the calls of Kill, from 1: an id found canonical while
+// the generation was g is still canonical while it is g. (A cache of
+// canonical ids tagged with the generation read before it looked them up
+// needs no other invalidation.)
+func (s *Threadsets) Generation() uint32 { return s.gen.Load() + 1 }
 
 // Count returns the number of ids handed out so far (including the empty
 // set and retired sets) and the total number of members stored.

@@ -32,11 +32,21 @@ func cellOf(w0, w1 uint64) msm.Cell {
 		Locks: msm.LocksetID(locks), Threads: msm.ThreadsetID(threads)}
 }
 
-// storeCell writes m into c with the touched mask touched (in place). Word
-// 0 is written with one atomic store: the C fast path reads it unlocked.
-func storeCell(c *[shadow.CellWords]uint64, m msm.Cell, touched uint64) {
+// casCell writes m into c with the touched mask touched (in place) if
+// word 0 still holds old, and reports whether it did. Word 0 is written
+// with a compare-and-swap: the C fast path changes it without the stripe
+// lock (a location's first access, a new segment of its owner), and a
+// step that overwrote such a change would lose that access. Word 1 goes
+// first, so that the fast path never pairs the new state with an old
+// lockset; it is put back when word 0 has changed.
+func casCell(c *[shadow.CellWords]uint64, old uint64, m msm.Cell, touched uint64) bool {
+	w1 := c[1]
 	c[1] = shadow.PackSets(uint32(m.Locks), uint32(m.Threads))
-	atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(m.State), uint64(m.TS), touched))
+	if atomic.CompareAndSwapUint64(&c[0], old, shadow.PackWord0(uint8(m.State), uint64(m.TS), touched)) {
+		return true
+	}
+	c[1] = w1
+	return false
 }
 
 // access runs the state machine on every location an access touches: a
@@ -186,7 +196,20 @@ func (d *Detector) unchanged(t *thread, c *[shadow.CellWords]uint64, a msm.Acces
 		return false
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
-	return !race && next == cur
+	if race || next != cur {
+		return false
+	}
+	t.knowMember(cur)
+	return true
+}
+
+// knowMember tells t's fast path that the threadset of cell c holds t
+// (after t's access to it): the next such access that would change
+// nothing stays in C.
+func (t *thread) knowMember(c msm.Cell) {
+	if t.rec != nil && msm.HasThreadset(c.State) {
+		t.rec.KnowMember(uint32(c.Threads), t.tsetGen)
+	}
 }
 
 // racesOn says whether the state machine would call access a to cell c
@@ -235,7 +258,19 @@ type stepResult struct {
 // with (the lockset emptied by the thread's own accesses, or reads against
 // reads), nothing is reported and the location keeps its state.
 func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64) stepResult {
-	cur := loadCell(c)
+	for {
+		w0 := atomic.LoadUint64(&c[0])
+		if r, ok := d.stepFrom(t, c, w0, a, prevWord, bytes, touched|w0&shadow.TouchedMask); ok {
+			return r
+		}
+		// the fast path changed word 0 meanwhile: step again from there
+	}
+}
+
+// stepFrom is step from word 0 w0; it changes nothing and reports false
+// when word 0 no longer holds w0.
+func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64) (stepResult, bool) {
+	cur := cellOf(w0, c[1])
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
 		// conflicts with parallel reads, so the location stays in
@@ -245,14 +280,17 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 		// choice 13); a read that shrinks it is the access a parallel
 		// write would race with, so the history learns of it.
 		locks := msm.Meet(t.env, cur.Locks, a.Locks)
+		latest, other, moved := c[2], c[3], false
 		if locks != cur.Locks {
-			var moved bool
 			cur.Locks = locks
-			c[2], c[3], moved = remember(c[2], c[3], prevWord, true)
-			cur.Threads = msm.ThreadsetID(pastClock(cur, c[3], moved))
+			latest, other, moved = remember(latest, other, prevWord, true)
+			cur.Threads = msm.ThreadsetID(pastClock(cur, other, moved))
 		}
-		storeCell(c, cur, touched)
-		return stepResult{}
+		if !casCell(c, w0, cur, touched) {
+			return stepResult{}, false
+		}
+		c[2], c[3] = latest, other
+		return stepResult{}, true
 	}
 	if msm.HasThreadset(cur.State) && d.tsets.Retired(uint32(cur.Threads)) {
 		cur = d.afterJoin(t, cur)
@@ -276,9 +314,14 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 	if exclusive(next.State) {
 		next.Threads = msm.ThreadsetID(pastClock(cur, other, moved))
 	}
-	storeCell(c, next, touched)
+	if !casCell(c, w0, next, touched) {
+		return stepResult{}, false
+	}
 	c[2], c[3] = latest, other
-	return stepResult{race: race, prev: partner, next: next}
+	if !race {
+		t.knowMember(next)
+	}
+	return stepResult{race: race, prev: partner, next: next}, true
 }
 
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }

@@ -63,6 +63,7 @@ type thread struct {
 	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
 	pending     []string       // reports waiting for the thread's stack (reporter.emit)
 	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
+	tsetGen     uint32         // the threadsets' generation when the flush began (Region.KnowMember)
 }
 
 // New starts a detector: it maps the shadow memory (outside the Go heap).

@@ -10,7 +10,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 	if t == nil {
 		return 0
 	}
-	t.rec = rec
+	t.rec, t.tsetGen = rec, d.tsets.Generation()
 	for i, e := range events {
 		d.event(t, e, events[i+1:])
 	}

@@ -30,6 +30,8 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 
 func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32, step LockStep) {}
 
+func (h *fakeHost) PublishThreadsetGen(gen uint32) {}
+
 func (h *fakeHost) Print(s string) {
 	h.mu.Lock()
 	h.out.WriteString(s)
@@ -66,6 +68,8 @@ type fakeRegion struct {
 func (r *fakeRegion) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
 	return append(reads, r.reads...), append(writes, r.writes...)
 }
+
+func (r *fakeRegion) KnowMember(id, gen uint32) {}
 
 // bench is one detector under test.
 type bench struct {

@@ -27,6 +27,11 @@ type Host interface {
 	// locksets across the same operation next time before the Go side
 	// has processed it (runtime/lockview.c).
 	PublishLocks(tid int32, held, writeHeld uint32, step LockStep)
+	// PublishThreadsetGen stores the threadsets' generation
+	// (shadow.Threadsets.Generation) where the C fast path reads it: the
+	// threadsets a Region was told its thread belongs to (KnowMember)
+	// hold only while it stays the same. Called after every change.
+	PublishThreadsetGen(gen uint32)
 	// Print writes one report or message (possibly several lines, each
 	// ending in a newline) to the runtime's output, whole: lines of
 	// concurrent calls must not interleave. It may be called with the
@@ -58,6 +63,11 @@ type Region interface {
 	// Recorded appends the region's recorded reads and writes (writes stop
 	// being recorded at a signal) to reads and writes and returns them.
 	Recorded(reads, writes []uint64) ([]uint64, []uint64)
+	// KnowMember tells the thread's fast path that threadset id holds
+	// the thread, as the threadsets were in generation gen: the fast
+	// path then leaves a shared location that the thread's access would
+	// not change alone (runtime/fastpath.c).
+	KnowMember(id, gen uint32)
 }
 
 // Event is one buffered event of a thread, laid out as the C side's struct

@@ -93,7 +93,7 @@ func (d *Detector) ThreadJoin(tid int32, handle uint64) {
 		// touched (Detector.afterJoin). The id may be reused from now
 		// on: no threadset built for the joined thread is read as
 		// containing a new one.
-		d.tsets.Kill(uint16(child))
+		d.killThreadsets(child)
 		d.mu.Lock()
 		d.threads[child].released = true
 		d.freed = append(d.freed, freedTID{child, final})
@@ -203,8 +203,16 @@ func (d *Detector) reuseLocked(p *thread) (int32, uint64, bool) {
 	}
 	f := d.detached[0]
 	d.detached = d.detached[1:]
-	d.tsets.Kill(uint16(f.tid))
+	d.killThreadsets(f.tid)
 	return f.tid, f.final, true
+}
+
+// killThreadsets retires the threadsets holding thread tid (it has gone)
+// and tells the fast path, whose threadsets known to hold a thread are
+// stale from now on.
+func (d *Detector) killThreadsets(tid int32) {
+	d.tsets.Kill(uint16(tid))
+	d.host.PublishThreadsetGen(d.tsets.Generation())
 }
 
 // forget drops the clocks of a thread that has been joined: nobody joins

@@ -8,7 +8,10 @@
  * three threads that take request numbers from a mutex-guarded counter
  * but count what they served in a plain global, without the lock: a race
  * inside each forked child, which a detector must see although the Go
- * runtime does not survive fork. The parent has no threads. */
+ * runtime does not survive fork. The parent has no threads. Each pool
+ * thread serves its first request before any goes on to a second (a
+ * barrier), so that no one of them serves every request before the others
+ * run: those first three updates of served race in every run. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +24,12 @@ static pthread_mutex_t next_mu = PTHREAD_MUTEX_INITIALIZER;
 static int next_request;
 static long served;      /* updated by every pool thread without next_mu */
 static long checksum;    /* guarded by next_mu */
+static pthread_barrier_t first; /* every pool thread has served once */
 
 static void *pool_thread(void *arg)
 {
     (void)arg;
-    for (;;) {
+    for (int n = 0;; n++) {
         pthread_mutex_lock(&next_mu);
         int r = next_request < REQUESTS ? next_request++ : -1;
         if (r >= 0)
@@ -34,12 +38,15 @@ static void *pool_thread(void *arg)
         if (r < 0)
             return NULL;
         served++;
+        if (n == 0)
+            pthread_barrier_wait(&first);
     }
 }
 
 static int worker_process(int id)
 {
     pthread_t pool[3];
+    pthread_barrier_init(&first, NULL, 3);
     for (int i = 0; i < 3; i++)
         if (pthread_create(&pool[i], NULL, pool_thread, NULL) != 0)
             return 1;
