@@ -24,6 +24,7 @@
 #include "rt_internal.h"
 
 #include <stddef.h>
+#include <sys/mman.h>
 
 /* The fast path's view of the detector (hgrt.h); the shadow directory is
  * shadow.c's. */
@@ -33,6 +34,26 @@ int hg_detect;
 uint64_t hg_epochs[HG_MAX_THREADS] __attribute__((aligned(4096)));
 uint64_t hg_locks[HG_MAX_THREADS] __attribute__((aligned(4096)));
 uint32_t hg_tset_gen = 1; /* entries of zeroed records (0) are of no generation */
+uint64_t *hg_clocks;
+
+/* hg_clock_row: the rows are one reservation of HG_MAX_THREADS squared
+ * entries (32 GiB of address space), of which a thread's row uses the
+ * pages its clock's length reaches. */
+uint64_t *hg_clock_row(int32_t tid)
+{
+	static uint64_t *rows;
+	if (tid < 0 || tid >= HG_MAX_THREADS)
+		return NULL;
+	if (!rows) { /* under the detector's table lock: one caller at a time */
+		void *p = mmap(NULL, (size_t)HG_MAX_THREADS * HG_MAX_THREADS * 8, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+		rows = p;
+		__atomic_store_n(&hg_clocks, rows, __ATOMIC_RELEASE);
+	}
+	return rows + (size_t)tid * HG_MAX_THREADS;
+}
 
 /* a lockset the fast path does not know (hg_thread_locks): no cell's */
 #define HG_LOCKS_UNKNOWN 0xfffffffeu
@@ -155,14 +176,36 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	return t->tsets[s & (HG_TSETS - 1)] == (gen << 32 | s);
 }
 
+/* hg_shared_write: a write under the locks of C_d to a location in
+ * MSM-short's Shared-Modified, by a thread of S_d, in a later segment than
+ * TS_d: TS_d becomes the write's segment and nothing else changes (msm,
+ * choice 12). The history takes the write as runtime/detect's remember
+ * does (the latest access stays in word 3 unless it is this thread's). */
+HG_SLOW static int hg_shared_write(uint64_t *cell, uint64_t v, uint64_t epoch, uint64_t m, uint64_t info, uint32_t locks)
+{
+	uint64_t self = (epoch >> SH_TID_SHIFT) & HG_CELL_TID_MASK;
+	uint64_t next = (uint64_t)SH_SHARED_MODIFIED << SH_STATE_SHIFT | epoch | (v & SH_TOUCHED_MASK);
+	uint64_t latest = cell[2], other = cell[3];
+	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	if (latest && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != self)
+		cell[3] = latest;
+	else
+		cell[3] = other;
+	cell[2] = hg_access_word(info, self, m, locks);
+	return 1;
+}
+
 /* hg_shared_unchanged: an access to a shared location (state vt >> 60,
  * word 1 w1) that the state machine would leave as it is (detect's
  * unchanged): the thread is in the threadset S_d already and holds every
  * lock of C_d (C_d ∩ L_t = C_d, known here when the two ids are equal, or
  * C_d is empty for a read in Shared-Read); in MSM-short's Shared-Modified
  * a write must be of the segment TS_d names, which it moves otherwise.
- * Outside lock-protected regions only: inside one, a read looks its
- * variable up in the hand-off tables first (runtime/detect/handoff.go). */
+ * Inside a lock-protected region only when the hand-off tables hold
+ * nothing new for the access (hg_handoff_quiet). It returns 1 when the
+ * access changes nothing, 2 for a write that only moves TS_d
+ * (hg_shared_write), else 0. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int
 hg_shared_unchanged(struct hg_thread *t, uint64_t vt, uint64_t w1, uint64_t epoch, uint32_t write, uint32_t locks)
 {
@@ -174,7 +217,9 @@ hg_shared_unchanged(struct hg_thread *t, uint64_t vt, uint64_t w1, uint64_t epoc
 		ok = !write && (cd == 0 || cd == locks);
 		break;
 	case SH_SHARED_MODIFIED:
-		ok = cd != 0 && cd == locks && (!write || (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch);
+		ok = cd != 0 && cd == locks;
+		if (ok && write && (vt & ((1ull << SH_STATE_SHIFT) - 1)) != epoch)
+			return hg_member(t, (uint32_t)(w1 >> 32)) ? 2 : 0; /* TS_d follows the write (hg_shared_write) */
 		break;
 	case SH_SHARED_MODIFIED1:
 	case SH_SHARED_MODIFIED2:
@@ -208,9 +253,145 @@ HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint3
 	return __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
+/* The hand-off tables' keys (hgrt.h, hg_publish_handoff). */
+static uintptr_t hg_handoff_keys[2];
+static uint32_t hg_handoff_bits[2];
+
+void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
+{
+	if (table < 0 || table > 1)
+		return;
+	hg_handoff_bits[table] = bits;
+	__atomic_store_n(&hg_handoff_keys[table], keys, __ATOMIC_RELEASE);
+}
+
+/* hg_handoff_news: may the hand-off table hold, under key, a segment the
+ * thread (self, its clock row known) does not know yet? runtime/detect's
+ * segTable.news over the same memory: an entry of the key whose epoch the
+ * row does not cover, or, when the look-up would take the overflow
+ * segment (the published writes: no entry of the key; the published
+ * reads: always), an overflow the thread was not told it knows. A way
+ * being rewritten counts as news. */
+static int hg_handoff_news(struct hg_thread *t, int table, uint64_t key, uint64_t self, const uint64_t *known)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[table], __ATOMIC_ACQUIRE);
+	if (!base)
+		return 0; /* nothing published yet */
+	uint32_t bits = hg_handoff_bits[table];
+	uint64_t i = bits ? (key >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
+	uint64_t *ways = (uint64_t *)(base + 64) + i * 16;
+	int found = 0;
+	for (int w = 0; w < 8; w++) {
+		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
+			continue;
+		uint64_t e = __atomic_load_n(&ways[2 * w + 1], __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
+			return 1;
+		found = 1;
+		uint64_t tid = e >> 48, clock = e & ((1ull << 48) - 1);
+		if (tid != self && known[tid] < clock)
+			return 1;
+	}
+	if (table == 1 || !found) {
+		uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
+		if (over && t->over_known[table] != over)
+			return 1;
+	}
+	return 0;
+}
+
+/* hg_handoff_quiet: an access inside a lock-protected region for which
+ * the Go side's hand-off look-ups (runtime/detect/handoff.go: a read in
+ * the published writes by its address, a write in the published reads
+ * granule by granule) would find nothing the thread does not know. Then
+ * the access needs them not, and the fast path may settle it as one made
+ * outside a region. */
+HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t size, uint32_t flags)
+{
+	const uint64_t *known = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	if (!known || t->tid < 0)
+		return 0;
+	uint64_t self = (uint64_t)t->tid;
+	known += self * HG_MAX_THREADS;
+	if ((flags & HG_READ) && hg_handoff_news(t, 0, addr + 1, self, known))
+		return 0;
+	if (flags & HG_WRITE)
+		for (uint64_t a = addr & ~3ull; a < addr + size; a += 4)
+			if (hg_handoff_news(t, 1, a + 1, self, known))
+				return 0;
+	return 1;
+}
+
+/* hg_access_tid is the thread of a history word. */
+static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
+
+/* hg_take_over: an access to a location exclusive to another thread u
+ * (word 0 v, word 1 w1) whose segment happens before the access, as the
+ * thread's clock row shows (hg_clocks, mirrored by the Go side): a lock
+ * hand-off, a join, a queue that passed a block on. Both machines make the
+ * location the thread's, with the thread's locks as E_d (a new segment).
+ * runtime/detect's step does the rest the same way: the past owner's
+ * access in word 3, with its clock in word 1's upper half, must be ordered
+ * before this access too (pastConflict) or the Go side decides; the
+ * history moves the latest access to word 3 unless it is this thread's
+ * own and stays (remember), and word 1's upper half takes u's clock when
+ * word 3 becomes u's access (pastClock). Word 0 changes by
+ * compare-and-swap, as always; word 1 after it, by compare-and-swap from
+ * the value read, so that a Go-side step changing the cell meanwhile
+ * keeps what it wrote. */
+HG_SLOW static int hg_take_over(uint64_t *cell, uint64_t v, uint64_t w1, uint64_t epoch, uint64_t m, uint32_t write,
+				 uint64_t info, uint32_t locks)
+{
+	uint64_t *known = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	if (!known)
+		return 0;
+	uint64_t self = (epoch >> SH_TID_SHIFT) & HG_CELL_TID_MASK;
+	known += self * HG_MAX_THREADS;
+	uint64_t u = (v >> SH_TID_SHIFT) & HG_CELL_TID_MASK, clock = v & ((1ull << SH_TOUCHED_SHIFT) - 1);
+	if (known[u] < clock)
+		return 0; /* parallel: shared, or a race */
+	uint64_t c3 = cell[3], past = w1 >> 32;
+	if (c3 && past && hg_access_tid(c3) != self && known[hg_access_tid(c3)] < past)
+		return 0; /* the past owner's access may race with this one */
+	uint64_t latest = cell[2], other = c3, npast = past;
+	if (latest && (hg_access_tid(latest) != self ||
+		       (((latest >> SH_ACCESS_FLAG_SHIFT) & (HG_WRITE | HG_POST)) && !write))) {
+		other = latest;
+		npast = hg_access_tid(latest) == u && clock < (1ull << 32) ? clock : 0;
+	}
+	uint64_t next = (uint64_t)(write ? SH_EXCL_WRITE : SH_EXCL_READ) << SH_STATE_SHIFT | epoch | (v & SH_TOUCHED_MASK) | m;
+	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	__atomic_compare_exchange_n(&cell[1], &w1, (uint64_t)locks | npast << 32, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	cell[3] = other;
+	cell[2] = hg_access_word(info, self, m, locks);
+	return 1;
+}
+
+/* An access that the fast path may settle as one made outside lock-
+ * protected regions (hg_granule): it is, or it needs no hand-off look-up
+ * (hg_handoff_quiet, asked once per access and only when a granule is not
+ * the thread's own). */
+struct hg_quiet {
+	int known, quiet;
+	uint64_t addr, size;
+	uint32_t flags;
+};
+
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_is_quiet(struct hg_thread *t,
+											     struct hg_quiet *q)
+{
+	if (!q->known) {
+		q->known = 1;
+		q->quiet = hg_handoff_quiet(t, q->addr, q->size, q->flags);
+	}
+	return q->quiet;
+}
+
+/* hg_granule settles one granule's cell (hg_handled). */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(struct hg_thread *t, uint64_t *cell,
 											    uint64_t epoch, uint64_t m, uint32_t write,
-											    uint64_t info, uint32_t locks)
+											    uint64_t info, uint32_t locks, struct hg_quiet *q)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
@@ -225,12 +406,19 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		 * nothing, unless the access reaches bytes the granule has not
 		 * seen (it splits the granule then) or a lock-protected region
 		 * must look the read up in the hand-off tables. */
-		return !t->recording && (m & ~v) == 0;
+		return (m & ~v) == 0 && hg_is_quiet(t, q);
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
-	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE)
-		return !t->recording && (m & ~v) == 0 && hg_shared_unchanged(t, vt, w1, epoch, write, locks);
+	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE) {
+		if ((m & ~v) != 0 || !hg_is_quiet(t, q))
+			return 0;
+		int r = hg_shared_unchanged(t, vt, w1, epoch, write, locks);
+		return r == 2 ? hg_shared_write(cell, v, epoch, m, info, locks) : r;
+	}
 	if ((((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
-		return 0; /* another thread's: the Go side decides */
+		/* another thread's: a race, a shared location, or this
+		 * thread's now if the owner's access happens before */
+		return locks != HG_LOCKS_UNKNOWN && (m & ~v) == 0 && hg_is_quiet(t, q) &&
+		       hg_take_over(cell, v, w1, epoch, m, write, info, locks);
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
 	if (locks == HG_LOCKS_UNKNOWN || (owner != locks && (!same || owner != 0)))
 		return 0; /* E_d changes, or the history would not know the locks: the Go side */
@@ -280,14 +468,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
+	struct hg_quiet q = {!t->recording, 1, addr, size, flags};
 	if (off + size <= 4)
-		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks);
+		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, &q);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
 	uint64_t m = (0xfull << off) & 0xf;
 	for (;;) {
-		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks))
+		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, &q))
 			return 0;
 		if (left <= 4)
 			return 1;

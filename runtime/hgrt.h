@@ -147,6 +147,9 @@ struct hg_thread {
 	 * hg_shared_unchanged). Written by the thread's own Go-side
 	 * processing (cRecord.KnowMember). */
 	uint64_t tsets[HG_TSETS];
+	/* the overflow segment of each hand-off table that the thread
+	 * knows (fastpath.c, hg_handoff_news; cRecord.KnowOverflow) */
+	uint64_t over_known[2];
 	/* Signal handlers the thread is running (signals.c): in_rt is set
 	 * for their duration, and restored to sig_saved_rt. */
 	int32_t sig_depth;
@@ -207,6 +210,15 @@ extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
  * whenever threadsets are retired (a thread ended; its threadsets forward
  * to smaller ones), which makes every record's tsets entry stale. */
 extern uint32_t hg_tset_gen;
+/* Each thread's vector clock as the Go side mirrors it (fastpath.c,
+ * hg_clock_row): row tid, entry u is the clock of thread u that thread tid
+ * knows. NULL until the first row is asked for, and in a forked child. */
+extern uint64_t *hg_clocks;
+uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use; NULL if it cannot be */
+/* The hand-off tables' keys (runtime/detect/segtable.go, segKeys), 0 the
+ * published writes (looked up by reads), 1 the published reads (looked up
+ * by writes): set once each, when the Go side makes the table. */
+void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits); /* fastpath.c */
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 
@@ -293,8 +305,8 @@ __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_
 												   uint32_t flags);
 
 /* lockview.c */
-void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* before a lock event is buffered */
-void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* before an unlock event is buffered */
+void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* a lock event was buffered */
+void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* an unlock event was buffered */
 void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_locks is current */
 
 /* threads.c */

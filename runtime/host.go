@@ -26,6 +26,18 @@ func (cHost) PublishLocks(tid int32, held, writeHeld uint32, step detect.LockSte
 
 func (cHost) PublishThreadsetGen(gen uint32) { publishThreadsetGen(gen) }
 
+func (cHost) PublishHandoffTable(table detect.HandoffTable, keys uintptr, bits uint) {
+	C.hg_publish_handoff(C.int(table), C.uintptr_t(keys), C.uint32_t(bits))
+}
+
+func (cHost) ClockRow(tid int32) []uint64 {
+	p := C.hg_clock_row(C.int32_t(tid))
+	if p == nil {
+		return nil
+	}
+	return unsafe.Slice((*uint64)(unsafe.Pointer(p)), C.HG_MAX_THREADS)
+}
+
 func (cHost) Print(s string) {
 	cs := C.CString(s)
 	C.hg_print(cs)
@@ -77,4 +89,13 @@ func (r *cRecord) KnowMember(id, gen uint32) {
 		return
 	}
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.tsets[id&(C.HG_TSETS-1)])), uint64(gen)<<32|uint64(id))
+}
+
+// KnowOverflow notes in the record the overflow segment of a hand-off
+// table that its thread knows (hgrt.h, over_known).
+func (r *cRecord) KnowOverflow(table detect.HandoffTable, id uint64) {
+	if r == nil || table < 0 || int(table) >= len(r.over_known) {
+		return
+	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.over_known[table])), id)
 }

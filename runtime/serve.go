@@ -159,9 +159,15 @@ func (childHost) PublishLocks(tid int32, held, writeHeld uint32, _ detect.LockSt
 }
 
 // PublishThreadsetGen: the child's records learn no threadsets (KnowMember).
-func (childHost) PublishThreadsetGen(uint32)  {}
-func (childHost) Print(s string)              { cHost{}.Print(s) }
-func (childHost) Demangle(name string) string { return cHost{}.Demangle(name) }
+func (childHost) PublishThreadsetGen(uint32) {}
+
+// ClockRow: the child's fast path sees no clocks of this process's.
+func (childHost) ClockRow(int32) []uint64 { return nil }
+
+// PublishHandoffTable: nor its hand-off tables.
+func (childHost) PublishHandoffTable(detect.HandoffTable, uintptr, uint) {}
+func (childHost) Print(s string)                                         { cHost{}.Print(s) }
+func (childHost) Demangle(name string) string                            { return cHost{}.Demangle(name) }
 
 // Halt answers the request being served with the order to exit; the
 // child exits on reading it, and so does this process.
@@ -198,3 +204,5 @@ func (r *recMsg) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
 // KnowMember: the child's record is the child's memory, out of reach; its
 // fast path leaves shared locations to this process.
 func (r *recMsg) KnowMember(id, gen uint32) {}
+
+func (r *recMsg) KnowOverflow(detect.HandoffTable, uint64) {}

@@ -253,8 +253,11 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		if (hg_opts.handoff && t->nrec_r >= HG_REC)
 			mode |= HG_LOCK_READS_FULL; /* hand the reads over: room for this lock's */
 	}
-	hg_lockview_lock(t, (uint64_t)(uintptr_t)m, mode & HG_LOCK_READ);
+	/* the view moves after the event is in the buffer: a full buffer
+	 * is flushed before the event goes in, and the flush takes the
+	 * view from the Go side, which has not seen this lock yet */
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
+	hg_lockview_lock(t, (uint64_t)(uintptr_t)m, mode & HG_LOCK_READ);
 	if (mode & HG_LOCK_READS_FULL) {
 		hg_flush(t);
 		t->nrec_r = 0;
@@ -263,8 +266,8 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 
 static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_lockview_unlock(t, (uint64_t)(uintptr_t)m);
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
+	hg_lockview_unlock(t, (uint64_t)(uintptr_t)m); /* after the event, as in hg_lock_event */
 }
 
 /* hg_published: the record's writes from index n on went to the Go side

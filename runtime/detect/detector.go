@@ -49,8 +49,10 @@ type thread struct {
 	detached    bool         // never to be joined (ThreadDetach)
 	released    bool         // its id is offered for reuse
 	vc          *shadow.VC
-	held        uint32 // lockset id of all locks held (guards reads)
-	writeHeld   uint32 // lockset id of locks held in write mode (guards writes)
+	clocks      []uint64 // vc as the C fast path reads it (Host.ClockRow), nil without one
+	mirrored    int      // entries of clocks that may be non-zero
+	held        uint32   // lockset id of all locks held (guards reads)
+	writeHeld   uint32   // lockset id of locks held in write mode (guards writes)
 	parent      int32
 	createPC    uint64 // link-time pc of the pthread_create call, 0 if unknown
 	exitVC      *shadow.VC
@@ -79,7 +81,8 @@ func New(cfg Config, host Host) (*Detector, error) {
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
 		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
-		wrSeg: newWrSegs(), rdSeg: newRdSegs()}
+		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
+		rdSeg: newRdSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffReads, keys, rdSegBits) })}
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}
@@ -121,6 +124,12 @@ func (d *Detector) newThread(parent *thread, pc uint64) *thread {
 	}
 	if t.vc.Get(uint16(tid)) < floor {
 		t.vc.Set(uint16(tid), floor) // above every epoch of the earlier thread, once ticked
+	}
+	if t.clocks = d.host.ClockRow(tid); t.clocks != nil {
+		if earlier > 0 {
+			clear(t.clocks[:d.threads[tid].mirrored]) // the earlier thread's
+		}
+		t.mirror(t.vc)
 	}
 	t.env = env{d, t}
 	if earlier > 0 {

@@ -108,6 +108,7 @@ func (t *thread) snapshot() *shadow.VC {
 func (t *thread) join(v *shadow.VC) {
 	t.vc.Join(v)
 	t.snap = nil
+	t.mirror(v)
 }
 
 // joinSeg makes t happen after seg.
@@ -115,7 +116,27 @@ func (t *thread) joinSeg(seg *wrSeg) {
 	t.join(seg.vc)
 	if t.vc.Get(seg.tid) < seg.clock {
 		t.vc.Set(seg.tid, seg.clock)
+		if t.clocks != nil {
+			t.clocks[seg.tid] = seg.clock
+			t.mirrored = max(t.mirrored, int(seg.tid)+1)
+		}
 	}
+}
+
+// mirror copies into t's clock row the components of t's clock that a
+// join with v may have changed (those v has): the C fast path reads the
+// row to see that a location's owner happens before the thread's access
+// (Host.ClockRow). Only t's own calls change t's clock, so the row is
+// written on the thread that reads it.
+func (t *thread) mirror(v *shadow.VC) {
+	if t.clocks == nil {
+		return
+	}
+	n := min(v.Len(), len(t.clocks))
+	for i := 0; i < n; i++ {
+		t.clocks[i] = t.vc.Get(uint16(i))
+	}
+	t.mirrored = max(t.mirrored, n)
 }
 
 // publishSince publishes the writes a region made under mutex (the
@@ -168,6 +189,16 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 		t.joinSeg(seg)
 		d.tick(t)
 	}
+	t.knowOverflow(HandoffWrites, over)
+}
+
+// knowOverflow tells t's fast path that t knows the overflow segment
+// over of a table (nil: none), if it does: its look-ups there that find
+// no entry need the Go side only when the overflow changes.
+func (t *thread) knowOverflow(table HandoffTable, over *wrSeg) {
+	if over != nil && t.rec != nil && !over.news(t) {
+		t.rec.KnowOverflow(table, over.id)
+	}
 }
 
 // news reports whether seg holds something t does not know yet.
@@ -193,7 +224,11 @@ func (seg *wrSeg) news(t *thread) bool {
 // look-up of a variable nobody published touches one slot's keys.
 type wrSegs struct{ table *segTable }
 
-func newWrSegs() *wrSegs { return &wrSegs{newSegTable(13)} }
+func newWrSegs(published func(keys uintptr)) *wrSegs {
+	return &wrSegs{newSegTable(wrSegBits, published)}
+}
+
+const wrSegBits, rdSegBits = 13, 14
 
 // wrKey is a's key: variables are published by exact address (0 is free).
 func wrKey(a uint64) uint64 { return a + 1 }
@@ -321,6 +356,7 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 			joined = d.joinReader(t, seg) || joined
 		}
 		joined = d.joinReader(t, over) || joined
+		t.knowOverflow(HandoffReads, over)
 	}
 	if joined {
 		d.tick(t)
@@ -361,7 +397,9 @@ const handoffWriteWords = 64
 // recorded at their first byte, writes looked up granule by granule.
 type rdSegs struct{ table *segTable }
 
-func newRdSegs() *rdSegs { return &rdSegs{newSegTable(14)} }
+func newRdSegs(published func(keys uintptr)) *rdSegs {
+	return &rdSegs{newSegTable(rdSegBits, published)}
+}
 
 func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
 

@@ -276,8 +276,8 @@ func TestHandOffUnrelatedRegions(t *testing.T) {
 // tinyTables leaves the hand-off tables one slot each, so that every
 // later publication evicts earlier ones into the slot's overflow.
 func tinyTables(b *bench) {
-	b.d.wrSeg = &wrSegs{newSegTable(0)}
-	b.d.rdSeg = &rdSegs{newSegTable(0)}
+	b.d.wrSeg = &wrSegs{newSegTable(0, nil)}
+	b.d.rdSeg = &rdSegs{newSegTable(0, nil)}
 }
 
 // A hand-off survives eviction: between the publication and the use,

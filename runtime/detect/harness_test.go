@@ -32,6 +32,10 @@ func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32, step LockStep
 
 func (h *fakeHost) PublishThreadsetGen(gen uint32) {}
 
+func (h *fakeHost) ClockRow(tid int32) []uint64 { return nil }
+
+func (h *fakeHost) PublishHandoffTable(table HandoffTable, keys uintptr, bits uint) {}
+
 func (h *fakeHost) Print(s string) {
 	h.mu.Lock()
 	h.out.WriteString(s)
@@ -70,6 +74,8 @@ func (r *fakeRegion) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
 }
 
 func (r *fakeRegion) KnowMember(id, gen uint32) {}
+
+func (r *fakeRegion) KnowOverflow(table HandoffTable, id uint64) {}
 
 // bench is one detector under test.
 type bench struct {

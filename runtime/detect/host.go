@@ -32,6 +32,19 @@ type Host interface {
 	// threadsets a Region was told its thread belongs to (KnowMember)
 	// hold only while it stays the same. Called after every change.
 	PublishThreadsetGen(gen uint32)
+	// ClockRow is where thread tid's vector clock is mirrored for the C
+	// fast path (abi.MaxThreads entries, zero beyond what the detector
+	// writes), or nil: the fast path then leaves every location another
+	// thread owns to the Go side. Called when the thread is created; the
+	// row is tid's, also for a later thread under the same id.
+	ClockRow(tid int32) []uint64
+	// PublishHandoffTable tells the C fast path where a hand-off table's
+	// keys are (segtable.go, segKeys: 64 bytes whose first 8 hold the
+	// overflow segment's id, then 1<<bits slots of segWays ways, each a
+	// key and an epoch), once the table is made: a lock-protected
+	// region's access whose variable no segment the thread does not know
+	// was published for stays in C.
+	PublishHandoffTable(table HandoffTable, keys uintptr, bits uint)
 	// Print writes one report or message (possibly several lines, each
 	// ending in a newline) to the runtime's output, whole: lines of
 	// concurrent calls must not interleave. It may be called with the
@@ -68,7 +81,19 @@ type Region interface {
 	// path then leaves a shared location that the thread's access would
 	// not change alone (runtime/fastpath.c).
 	KnowMember(id, gen uint32)
+	// KnowOverflow tells the thread's fast path that the thread knows
+	// the overflow segment id of a hand-off table (a look-up that finds
+	// no entry of its own would join it).
+	KnowOverflow(table HandoffTable, id uint64)
 }
+
+// HandoffTable names the hand-off tables the C fast path reads.
+type HandoffTable int
+
+const (
+	HandoffWrites HandoffTable = iota // wrSegs: published writes, looked up by reads
+	HandoffReads                      // rdSegs: published reads, looked up by writes
+)
 
 // Event is one buffered event of a thread, laid out as the C side's struct
 // hg_event: an access (Info is an abi.Info word, Len the byte length of a

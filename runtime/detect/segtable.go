@@ -3,6 +3,9 @@ package detect
 import (
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"hgrewrite/shadow"
 )
@@ -35,7 +38,10 @@ type segTable struct {
 	// checks once per change (thread.overKnown), where one per slot
 	// would cost a cache miss per look-up.
 	over   atomic.Pointer[wrSeg]
+	overID *atomic.Uint64 // over's id, where the C fast path reads it (segKeys)
 	overMu sync.Mutex
+	// published is told where the table's keys are, once allocated
+	published func(keys uintptr)
 }
 
 const segWays = 8
@@ -45,19 +51,31 @@ const segWays = 8
 // different key after the segment and takes it as none. Keys and the
 // segments' epochs share two cache lines, so that a look-up of a variable
 // nobody published, or by a thread that already knows its segment, reads
-// nothing else.
+// nothing else. They live outside the Go heap when they can (segKeys),
+// where the C fast path reads them too.
 type segSlot struct {
-	ways [segWays]struct {
-		key   atomic.Uint64 // 0: free
-		epoch atomic.Uint64 // of the segment
-	}
+	ways *[segWays]segWay
 	segs [segWays]atomic.Pointer[wrSeg]
 	used [segWays]uint32 // when the way was last written, in puts to the slot (under the stripe)
 	puts uint32
 }
 
-// newSegTable makes a table of 1<<bits slots.
-func newSegTable(bits uint) *segTable { return &segTable{bits: bits} }
+type segWay struct {
+	key   atomic.Uint64 // 0: free
+	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
+}
+
+// newSegTable makes a table of 1<<bits slots; published, if not nil, is
+// told where its keys are once they are (segKeys).
+func newSegTable(bits uint, published func(keys uintptr)) *segTable {
+	return &segTable{bits: bits, published: published}
+}
+
+// segSlotIndex is key's slot among 1<<bits (runtime/fastpath.c,
+// hg_handoff_news, computes it too).
+func segSlotIndex(key uint64, bits uint) uint64 {
+	return (key >> 2) * 0x9e3779b97f4a7c15 >> (64 - bits)
+}
 
 // slot is key's slot and its stripe; nil before the first put.
 func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
@@ -65,8 +83,24 @@ func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
 	if slots == nil {
 		return nil, nil
 	}
-	i := (key >> 2) * 0x9e3779b97f4a7c15 >> (64 - st.bits)
+	i := segSlotIndex(key, st.bits)
 	return &(*slots)[i], &st.mu[i%uint64(len(st.mu))]
+}
+
+// segKeys is the memory of a table's ways and the id of its overflow
+// segment (0 while none), laid out for the C fast path: the id in the
+// first 8 of 64 bytes, then each slot's segWays ways of key and epoch.
+// It is mapped outside the Go heap (no Go pointers in it), or made in
+// the heap when it cannot be (the fast path then looks nothing up).
+func segKeys(slots int) (over *atomic.Uint64, ways []segWay, base uintptr) {
+	const header = 64
+	size := header + slots*segWays*int(unsafe.Sizeof(segWay{}))
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return new(atomic.Uint64), make([]segWay, slots*segWays), 0
+	}
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	return (*atomic.Uint64)(p), unsafe.Slice((*segWay)(unsafe.Add(p, header)), slots*segWays), uintptr(p)
 }
 
 // news is the entries of key that vc, the clock of thread tid, does not
@@ -121,7 +155,15 @@ func (st *segTable) find(key uint64) *wrSeg {
 func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, old *wrSeg) bool, merge func(old *wrSeg) *wrSeg) {
 	st.alloc.Do(func() {
 		slots := make([]segSlot, 1<<st.bits)
+		overID, ways, base := segKeys(len(slots))
+		for i := range slots {
+			slots[i].ways = (*[segWays]segWay)(ways[i*segWays:])
+		}
+		st.overID = overID
 		st.slots.Store(&slots)
+		if base != 0 && st.published != nil {
+			st.published(base)
+		}
 	})
 	s, mu := st.slot(key)
 	mu.Lock()
@@ -173,7 +215,9 @@ func (st *segTable) evict(s *segSlot) int {
 		}
 	}
 	st.overMu.Lock()
-	st.over.Store(folded(st.over.Load(), s.segs[victim].Load()))
+	over = folded(st.over.Load(), s.segs[victim].Load())
+	st.over.Store(over)
+	st.overID.Store(over.id)
 	st.overMu.Unlock()
 	return victim
 }

@@ -15,7 +15,7 @@ func segAt(tid uint16, clock uint64, mutex uint64) *wrSeg {
 // A full slot evicts its least recently written entry into the overflow,
 // which keeps the evicted segments' whole past and their mutexes.
 func TestSegTableEviction(t *testing.T) {
-	st := newSegTable(0)
+	st := newSegTable(0, nil)
 	any := func(shadow.Epoch, *wrSeg) bool { return true }
 	st.put(8, segAt(1, 5, 0x100), any, nil)
 	st.put(16, segAt(2, 7, 0x200), any, nil)

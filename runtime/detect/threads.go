@@ -223,7 +223,7 @@ func (d *Detector) killThreadsets(tid int32) {
 // clock stands in, which grows only if one did. What reports say of it
 // (tid, parent, where it was created) stays.
 func (t *thread) forget() {
-	t.vc, t.exitVC, t.snap = new(shadow.VC), nil, nil
+	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
 	t.overKnown = [len(t.overKnown)]*wrSeg{}
 }
