@@ -277,6 +277,10 @@ func badPair(stderr string) string {
 
 // judge compares an outcome with the program's declared verdict.
 func judge(p raceProg, race bool, named []string, status, stderr string) (bool, string) {
+	if i := strings.Index(stderr, "internal error"); i >= 0 {
+		line, _, _ := strings.Cut(stderr[i:], "\n")
+		return false, line // a check of the runtime's own (lockview.c) failed
+	}
 	if !p.race {
 		switch {
 		case race:
