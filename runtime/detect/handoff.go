@@ -242,6 +242,7 @@ func wrKey(a uint64) uint64 { return a + 1 }
 // joined the previous one when it read the variable.
 func (d *Detector) publish(seg *wrSeg, addrs []uint64) {
 	anyOld := func(shadow.Epoch, *wrSeg) bool { return true }
+	d.wrSeg.table.warm(addrs, wrKey)
 	for _, a := range addrs {
 		var merge func(old *wrSeg) *wrSeg
 		if !d.opts.Handoff {
@@ -415,6 +416,7 @@ func (r *rdSegs) put(seg *wrSeg, addrs []uint64) {
 		}
 		return old == nil || old.dominatedBy(seg)
 	}
+	r.table.warm(addrs, granuleKey)
 	for _, a := range addrs {
 		r.table.put(granuleKey(a), seg, dominated, nil)
 	}

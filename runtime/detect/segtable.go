@@ -128,6 +128,27 @@ func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*w
 	return out, st.over.Load()
 }
 
+// warm loads the slots of the keys of addrs (key maps an address to its
+// key) before they are put one by one: the loads do not depend on each
+// other, so their cache misses overlap instead of following one another
+// (a region publishes up to 32 variables at its unlock, each in a slot of
+// its own, and a slot is rarely in the cache).
+func (st *segTable) warm(addrs []uint64, key func(uint64) uint64) {
+	slots := st.slots.Load()
+	if slots == nil {
+		return
+	}
+	var sink uint64
+	for _, a := range addrs {
+		s := &(*slots)[segSlotIndex(key(a), st.bits)]
+		sink += s.ways[0].key.Load() + uint64(s.puts)
+	}
+	warmSink.Store(sink)
+}
+
+// warmSink keeps warm's loads.
+var warmSink atomic.Uint64
+
 // find is an entry of key, or nil.
 func (st *segTable) find(key uint64) *wrSeg {
 	s, _ := st.slot(key)
