@@ -368,30 +368,40 @@ HG_SLOW static int hg_take_over(uint64_t *cell, uint64_t v, uint64_t w1, uint64_
 	return 1;
 }
 
-/* An access that the fast path may settle as one made outside lock-
- * protected regions (hg_granule): it is, or it needs no hand-off look-up
- * (hg_handoff_quiet, asked once per access and only when a granule is not
- * the thread's own). */
-struct hg_quiet {
-	int known, quiet;
-	uint64_t addr, size;
-	uint32_t flags;
-};
-
-__attribute__((target("general-regs-only"), always_inline)) static inline int hg_is_quiet(struct hg_thread *t,
-											     struct hg_quiet *q)
+/* hg_other_cell settles the granule cases that involve more than the
+ * thread's own data (hg_granule): a first access, a location in Race, a
+ * shared location, another thread's. Out of line, so that the common case
+ * in hg_access keeps few registers (each costs a push and a pop on every
+ * access). Inside a lock-protected region, all but the first access need
+ * the hand-off tables to hold nothing new for the access (quiet: the
+ * region's access in hg_handoff_quiet, asked once per granule). */
+HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v, uint64_t w1, uint64_t epoch, uint64_t m,
+				  uint32_t write, uint64_t info, uint32_t locks, uint64_t addr, uint64_t size)
 {
-	if (!q->known) {
-		q->known = 1;
-		q->quiet = hg_handoff_quiet(t, q->addr, q->size, q->flags);
+	if (v == 0)
+		return hg_new_cell(cell, epoch, m, write, info, locks);
+	if ((m & ~v) != 0)
+		return 0; /* bytes the granule has not seen: it may split */
+	if (t->recording && !hg_handoff_quiet(t, addr, size, HG_INFO_FLAGS(info)))
+		return 0;
+	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
+	if (state == SH_RACE)
+		return 1; /* Race absorbs: the Go side would change nothing and report nothing */
+	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE) {
+		int r = hg_shared_unchanged(t, vt, w1, epoch, write, locks);
+		return r == 2 ? hg_shared_write(cell, v, epoch, m, info, locks) : r;
 	}
-	return q->quiet;
+	/* another thread's: a race, a shared location, or this thread's now
+	 * if the owner's access happens before */
+	return locks != HG_LOCKS_UNKNOWN && hg_take_over(cell, v, w1, epoch, m, write, info, locks);
 }
 
-/* hg_granule settles one granule's cell (hg_handled). */
+/* hg_granule settles one granule's cell (hg_handled): the thread's own
+ * data here, the rest in hg_other_cell. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(struct hg_thread *t, uint64_t *cell,
 											    uint64_t epoch, uint64_t m, uint32_t write,
-											    uint64_t info, uint32_t locks, struct hg_quiet *q)
+											    uint64_t info, uint32_t locks, uint64_t addr,
+											    uint64_t size)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
@@ -399,26 +409,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint32_t owner = (uint32_t)w1; /* E_d, or C_d in the shared states */
 	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
 		return owner == locks || owner == 0; /* the common case: nothing changes */
-	if (v == 0)
-		return hg_new_cell(cell, epoch, m, write, info, locks);
-	if ((v >> SH_STATE_SHIFT) == SH_RACE)
-		/* Race absorbs: the Go side would change nothing and report
-		 * nothing, unless the access reaches bytes the granule has not
-		 * seen (it splits the granule then) or a lock-protected region
-		 * must look the read up in the hand-off tables. */
-		return (m & ~v) == 0 && hg_is_quiet(t, q);
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
-	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE) {
-		if ((m & ~v) != 0 || !hg_is_quiet(t, q))
-			return 0;
-		int r = hg_shared_unchanged(t, vt, w1, epoch, write, locks);
-		return r == 2 ? hg_shared_write(cell, v, epoch, m, info, locks) : r;
-	}
-	if ((((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
-		/* another thread's: a race, a shared location, or this
-		 * thread's now if the owner's access happens before */
-		return locks != HG_LOCKS_UNKNOWN && (m & ~v) == 0 && hg_is_quiet(t, q) &&
-		       hg_take_over(cell, v, w1, epoch, m, write, info, locks);
+	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
+		return hg_other_cell(t, cell, v, w1, epoch, m, write, info, locks, addr, size);
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
 	if (locks == HG_LOCKS_UNKNOWN || (owner != locks && (!same || owner != 0)))
 		return 0; /* E_d changes, or the history would not know the locks: the Go side */
@@ -468,15 +461,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
-	struct hg_quiet q = {!t->recording, 1, addr, size, flags};
 	if (off + size <= 4)
-		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, &q);
+		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, addr,
+				  size);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
 	uint64_t m = (0xfull << off) & 0xf;
 	for (;;) {
-		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, &q))
+		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, addr, size))
 			return 0;
 		if (left <= 4)
 			return 1;
