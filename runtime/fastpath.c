@@ -368,6 +368,15 @@ HG_SLOW static int hg_take_over(uint64_t *cell, uint64_t v, uint64_t w1, uint64_
 	return 1;
 }
 
+/* hg_owner_locks puts E_d e into word 1 (its lower half), read as w1:
+ * by compare-and-swap, so that a Go-side step of another thread changing
+ * the cell at that moment keeps what it wrote (the access then goes to the
+ * Go side, after that step). */
+HG_SLOW static int hg_owner_locks(uint64_t *cell, uint64_t w1, uint32_t e)
+{
+	return __atomic_compare_exchange_n(&cell[1], &w1, (w1 & ~0xffffffffull) | e, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+}
+
 /* hg_other_cell settles the granule cases that involve more than the
  * thread's own data (hg_granule): a first access, a location in Race, a
  * shared location, another thread's. Out of line, so that the common case
@@ -413,14 +422,27 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return hg_other_cell(t, cell, v, w1, epoch, m, write, info, locks, addr, size);
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
-	if (locks == HG_LOCKS_UNKNOWN || (owner != locks && (!same || owner != 0)))
-		return 0; /* E_d changes, or the history would not know the locks: the Go side */
+	if (locks == HG_LOCKS_UNKNOWN)
+		return 0; /* the history would not know the locks: the Go side */
+	/* The owner's lockset E_d (msm, choice 13): the access's locks in a
+	 * new segment, else E_d ∩ L_t, which the fast path knows when one of
+	 * the two is empty, they are equal, or E_d is AnyLocks. */
+	uint32_t e = owner;
+	if (!same)
+		e = locks;
+	else if (owner != locks && owner != 0) {
+		if (owner != SH_ANY_LOCKS && locks != 0)
+			return 0; /* an intersection: the Go side */
+		e = locks;
+	}
 	/* Exclusive to this thread: move to this segment. The bytes this
 	 * access covers join the touched mask (shadow/split.go). */
 	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
-	if (next == v)
+	if (next == v && e == owner)
 		return 1;
-	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+	if (next != v && !__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	if (e != owner && !hg_owner_locks(cell, w1, e))
 		return 0;
 	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);
 	return 1;
@@ -510,7 +532,9 @@ HG_SLOW static void hg_deferred(struct hg_thread *t, uint64_t addr, uint64_t inf
 		case SH_EXCL_READ:
 		case SH_EXCL_WRITE:
 			if (((w0 >> SH_TID_SHIFT) & HG_CELL_TID_MASK) == (uint64_t)t->tid)
-				kind = HG_DEFER_OWN;
+				kind = hg_thread_locks(t, HG_INFO_FLAGS(info) & HG_WRITE) == HG_LOCKS_UNKNOWN
+					       ? HG_DEFER_LOCKS_UNKNOWN
+					       : HG_DEFER_OWN;
 			break;
 		case SH_SYNC:
 			kind = HG_DEFER_SYNC;
@@ -720,6 +744,30 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info)
 	hg_access_slow(addr, info, 0);
 }
 
+/* hg_range_settled applies the fast path to a range access (a string
+ * instruction, or a wrapped memcpy and its kind) granule by granule from
+ * its start, and returns how many of its len bytes it settled: the rest
+ * goes to the Go side as a range of its own. The history words take each
+ * granule's bytes (the size field of info 1: a byte mask). */
+uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info)
+{
+	uint32_t flags = HG_INFO_FLAGS(info), write = flags & HG_WRITE;
+	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_depth > 0 || (flags & (HG_ATOMIC | HG_HOOK | HG_SPIN)) ||
+	    (hg_spin_used && write) || addr >= SH_MAX_ADDR || len > SH_MAX_ADDR - addr)
+		return 0;
+	uint64_t epoch = hg_epochs[t->tid], end = addr + len, a = addr;
+	uint32_t locks = hg_thread_locks(t, write);
+	info = HG_INFO(HG_INFO_PC(info), 1, flags);
+	while (a < end) {
+		uint64_t *cell = hg_cell(a);
+		uint64_t off = a & 3, n = end - a < 4 - off ? end - a : 4 - off;
+		if (!cell || !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n))
+			break;
+		a += n;
+	}
+	return a - addr;
+}
+
 HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)
 {
 	struct hg_thread *t = hg_self;
@@ -732,6 +780,7 @@ HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)
 		return; /* faults */
 	if (len && t->recording)
 		hg_record(t, addr, HG_INFO_FLAGS(info));
-	if (len)
-		hg_push(t, addr, info, len);
+	uint64_t done = len ? hg_range_settled(t, addr, len, info) : 0;
+	if (done < len)
+		hg_push(t, addr + done, info, len - done);
 }

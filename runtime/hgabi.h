@@ -92,6 +92,8 @@
 #define SH_SHARED_MODIFIED1 6
 /* msm.SharedModified2 (MSM-long) */
 #define SH_SHARED_MODIFIED2 7
+/* msm.AnyLocks: E_d of an owner with no access in its segment yet */
+#define SH_ANY_LOCKS 0xffffffffull
 /* msm.Spin: a synchronisation variable (runtime/detect, markSync) */
 #define SH_SYNC 9
 /* msm.New: never accessed since the last reset */

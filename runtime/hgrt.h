@@ -87,7 +87,8 @@ struct hg_lkc {
  * of its cell, or what kind of event it was. */
 enum {
 	HG_DEFER_NEW,         /* never accessed since reset */
-	HG_DEFER_OWN,         /* this thread's, but the lockset or history changes */
+	HG_DEFER_OWN,         /* this thread's, but the owner's lockset changes */
+	HG_DEFER_LOCKS_UNKNOWN, /* this thread's, and the lock view does not know the thread's locksets (lockview.c) */
 	HG_DEFER_OTHER_EXCL,  /* another thread's exclusive location: a new owner, or a race */
 	HG_DEFER_SHARED,      /* a shared state */
 	HG_DEFER_SYNC,        /* a synchronisation variable */
@@ -300,6 +301,7 @@ void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the d
 
 /* fastpath.c */
 extern int hg_detect; /* detection active in this process (off in forked children) */
+uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info); /* bytes the fast path settled */
 /* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
 												   uint32_t flags);

@@ -248,7 +248,8 @@ static void hg_print_stats(void)
 	if (!hg_detect && !go)
 		return;
 	static const char *const why[HG_DEFER_KINDS] = {
-		[HG_DEFER_NEW] = "new",           [HG_DEFER_OWN] = "own, locks or history change",
+		[HG_DEFER_NEW] = "new",           [HG_DEFER_OWN] = "own, owner's lockset changes",
+		[HG_DEFER_LOCKS_UNKNOWN] = "own, thread's locks not known in C",
 		[HG_DEFER_OTHER_EXCL] = "another thread's", [HG_DEFER_SHARED] = "shared",
 		[HG_DEFER_SYNC] = "sync variable", [HG_DEFER_RACE] = "raced",
 		[HG_DEFER_SPLIT] = "split",       [HG_DEFER_UNMAPPED] = "no shadow yet",
