@@ -220,6 +220,11 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->sig_mark = 0;
 	t->sig_n = 0;
 	t->nrec_r = t->nrec_w = t->rec_writes_on = t->nnest = 0;
+	/* what the parent's detector taught the fast path: lockset and
+	 * threadset ids mean other sets in the child's */
+	memset(t->lkc, 0, sizeof t->lkc);
+	memset(t->tsets, 0, sizeof t->tsets);
+	memset(t->over_known, 0, sizeof t->over_known);
 }
 
 struct hg_thread *hg_current(void)
