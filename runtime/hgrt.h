@@ -71,6 +71,7 @@ struct hg_event {
 #define HG_SIG_EVENTS 32 /* accesses of signal handlers kept per thread between flushes (threads.c) */
 #define HG_REC 32
 #define HG_HELD 8 /* mutexes whose hold counts the lock view keeps (lockview.c) */
+#define HG_FREE_CHECK 4096 /* bytes of a released block checked as written (runtime/detect/heap.go, freeCheckBytes) */
 #define HG_LKC 64 /* lockset transitions the lock view remembers (lockview.c) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 

@@ -67,6 +67,16 @@ static void hg_release_block(void *p, void *ra)
 		hg_heap_event(p, n, HG_FREE, ra);
 		return;
 	}
+	uint64_t check = n < HG_FREE_CHECK ? n : HG_FREE_CHECK;
+	if (t->n == 0 && t->sig_n == 0 && !t->recording && !t->want_stack &&
+	    hg_range_settled(t, (uint64_t)(uintptr_t)p, check, HG_INFO(pc, 1, HG_WRITE)) == check) {
+		/* The fast path found the release's write to the block racing
+		 * with nothing (the thread's own block, or one handed to it):
+		 * nothing waits in the buffer, no region needs the hand-off
+		 * look-up, so the release is left to go as a library's does. */
+		hg_heap_event(p, n, HG_FREE, ra);
+		return;
+	}
 	hg_flush(t);
 	t->in_rt = 1;
 	if (hg_d_free(t->tid, (GoUint64)(uintptr_t)p, n, pc) > 0)
