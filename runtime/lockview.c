@@ -108,8 +108,9 @@ void hg_lockview_unlock(struct hg_thread *t, uint64_t m)
 }
 
 /* hg_lockview_sync: the thread's lock events are processed, hg_locks
- * holds its locksets. A view carried across them must agree (counted for
- * stats=1: a disagreement is a bug of this file). */
+ * holds its locksets. A view carried across them must agree (counted,
+ * and printed at exit as an internal error: a disagreement is a bug of
+ * this file). */
 void hg_lockview_sync(struct hg_thread *t)
 {
 	if (t->tid < 0 || t->tid >= HG_MAX_THREADS)

@@ -80,13 +80,11 @@ static void hg_note(const void *addr, size_t len, int flags, void *ra)
 	t->ranges++;
 	t->bytes += len;
 	uint64_t pc = hg_link_pc(ra), a = (uint64_t)(uintptr_t)addr;
-	uint64_t done = hg_range_settled(t, a, len, HG_INFO(pc, 1, flags));
-	if (done == len) {
-		if (t->recording)
-			hg_record(t, a, (uint32_t)flags); /* as hg_event would */
-		return;
-	}
-	hg_event(t, a + done, HG_INFO(pc, 1, flags), len - done, pc != 0);
+	/* inside a lock-protected region the event records the range by its
+	 * first byte (hg_event): the fast path is left out there */
+	uint64_t done = t->recording ? 0 : hg_range_settled(t, a, len, HG_INFO(pc, 1, flags));
+	if (done < len)
+		hg_event(t, a + done, HG_INFO(pc, 1, flags), len - done, pc != 0);
 }
 
 #define RA __builtin_return_address(0)
