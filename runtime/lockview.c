@@ -17,11 +17,23 @@
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
-static inline struct hg_lkc *hg_lkc_slot(struct hg_thread *t, uint64_t key)
+#include <stddef.h>
+
+/* hg_lkc_pair: the transitions are kept two-way set-associative, in
+ * pairs of entries chosen by the key's hash (a thread cycling through 64
+ * striped mutexes would otherwise evict its own entries by collision). */
+static inline struct hg_lkc *hg_lkc_pair(struct hg_thread *t, uint64_t key)
 {
-	return &t->lkc[(key * 0x9e3779b97f4a7c15ull) >> 58];
+	return &t->lkc[((key * 0x9e3779b97f4a7c15ull) >> 59) * 2];
 }
-_Static_assert(HG_LKC == 64, "hg_lkc_slot takes 6 bits");
+_Static_assert(HG_LKC == 64, "hg_lkc_pair takes 5 bits");
+
+/* hg_lkc_find is the entry of key, or NULL. */
+static inline struct hg_lkc *hg_lkc_find(struct hg_thread *t, uint64_t key)
+{
+	struct hg_lkc *p = hg_lkc_pair(t, key);
+	return p[0].key == key ? &p[0] : p[1].key == key ? &p[1] : NULL;
+}
 
 /* hg_lkc_note records a lockset change the Go side made for thread tid
  * (runtime/epochs.go). It runs on the thread itself, inside its flush
@@ -33,7 +45,16 @@ void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, u
 	if (!t || t == &hg_overflow || t->tid != tid || op == 0 || (op == HG_LOCKSTEP_UNLOCK && after == 0))
 		return;
 	uint64_t key = mutex << 2 | op;
-	struct hg_lkc *e = hg_lkc_slot(t, key);
+	struct hg_lkc *e = hg_lkc_find(t, key);
+	if (!e) {
+		/* a free way, else the second, whose entry moves to the first
+		 * (the older one goes) */
+		e = hg_lkc_pair(t, key);
+		if (e[0].key != 0 && e[1].key != 0)
+			e[0] = e[1];
+		if (e[0].key != 0)
+			e++;
+	}
 	e->before = before;
 	e->key = key;
 	e->after = after;
@@ -46,8 +67,8 @@ static void hg_lockview_step(struct hg_thread *t, uint64_t m, uint32_t op)
 	if (!t->locks_known)
 		return;
 	uint64_t key = m << 2 | op;
-	struct hg_lkc *e = hg_lkc_slot(t, key);
-	if (e->key == key && e->before == t->lk)
+	struct hg_lkc *e = hg_lkc_find(t, key);
+	if (e && e->before == t->lk)
 		t->lk = e->after;
 	else
 		t->locks_known = 0;
