@@ -141,7 +141,10 @@ func (st *segTable) warm(addrs []uint64, key func(uint64) uint64) {
 	var sink uint64
 	for _, a := range addrs {
 		s := &(*slots)[segSlotIndex(key(a), st.bits)]
-		sink += s.ways[0].key.Load() + uint64(s.puts)
+		if s.segs[0].Load() != nil { // the slot's other line, read atomically as put writes it
+			sink++
+		}
+		sink += s.ways[0].key.Load()
 	}
 	warmSink.Store(sink)
 }
