@@ -73,9 +73,9 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * both state machines do when the previous access happens before this one.
  * A read after a write in the same segment keeps Exclusive-Write (see
  * detector.access). The owner's lockset E_d in word 1 (msm, choice 13)
- * must stay as it is: in the same segment it meets the access's lockset
- * (it is empty or equal to it), in a new one it is replaced by it (equal).
- * Most accesses to thread-private data end here. So do a location's first
+ * follows: in a new segment it becomes the access's lockset, in the same
+ * one it meets it (here when the meet needs no lockset table:
+ * hg_granule). Most accesses to thread-private data end here. So do a location's first
  * access made without a lock (hg_new_cell), and an access to a shared
  * location that would leave it unchanged (hg_shared_unchanged). It returns
  * 0, and the event goes to the Go side, for anything else.
@@ -99,6 +99,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 		return NULL;
 	return (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 }
+
+/* hg_access_tid is the thread of a history word. */
+static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
 
 /* hg_access_word packs an access for a cell's history (words 2 and 3,
  * shadow/cell.go) as runtime/detect does: m is the bytes the access covers
@@ -148,7 +151,7 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 	 * raced with this one) is not moved. */
 	uint64_t latest = cell[2];
 	const uint64_t key = ~0ull << SH_ACCESS_FLAG_SHIFT; /* kind, bytes, locks */
-	int own = latest != 0 && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid;
+	int own = latest != 0 && hg_access_tid(latest) == tid;
 	int move = own && (same ? ((latest ^ acc) & key) != 0
 				: ((latest >> SH_ACCESS_FLAG_SHIFT) & HG_WRITE) && !(HG_INFO_FLAGS(info) & HG_WRITE));
 	if (move) {
@@ -158,7 +161,7 @@ HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint
 		 * it spares a locked instruction per location and segment on
 		 * data a thread writes and reads back phase after phase. */
 		uint64_t c3 = cell[3], w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
-		int own_clock = c3 != 0 && ((c3 >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) == tid && (w1 >> 32) != 0;
+		int own_clock = c3 != 0 && hg_access_tid(c3) == tid && (w1 >> 32) != 0;
 		cell[3] = latest;
 		if (!own_clock) {
 			uint64_t clock = old_epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
@@ -188,7 +191,7 @@ HG_SLOW static int hg_shared_write(uint64_t *cell, uint64_t v, uint64_t epoch, u
 	uint64_t latest = cell[2], other = cell[3];
 	if (!__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	if (latest && ((latest >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK) != self)
+	if (latest && hg_access_tid(latest) != self)
 		cell[3] = latest;
 	else
 		cell[3] = other;
@@ -321,9 +324,6 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 				return 0;
 	return 1;
 }
-
-/* hg_access_tid is the thread of a history word. */
-static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
 
 /* hg_take_over: an access to a location exclusive to another thread u
  * (word 0 v, word 1 w1) whose segment happens before the access, as the
