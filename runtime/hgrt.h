@@ -125,6 +125,7 @@ struct hg_thread {
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
+	uint8_t publishing;    /* between an unlock and the end of its region's publication (wrappers.c) */
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
 	 * lockset ids as hg_locks holds them (lk, valid while locks_known:
@@ -287,7 +288,7 @@ int hg_in_runtime(uint64_t addr);      /* ranges.c: addr is code of this library
 void hg_print(const char *line);       /* start.c: one line to the runtime's stderr or log file */
 int hg_forked_threads(void);           /* start.c: a thread is created with detection off; 1: it is on now */
 void hg_threads_init(void);            /* wrappers.c: count the program's threads (main thread, at start) */
-void hg_threads_forked(void);          /* wrappers.c: stop counting (a forked child) */
+void hg_threads_forked(void);          /* wrappers.c: stop counting, forget publications under way (a forked child) */
 uint32_t hg_sig_acquires(struct hg_thread *t, struct hg_event *ev, uint32_t max, uint32_t *mark); /* signals.c */
 void hg_halt(int code);                /* start.c: flush stdio and exit now (halt_on_error) */
 char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */

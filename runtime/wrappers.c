@@ -30,6 +30,9 @@
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <errno.h>
 
 #include "_cgo_export.h"
 
@@ -48,6 +51,13 @@ DEFINE_REAL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec
 DEFINE_REAL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *)
 DEFINE_REAL(void, pthread_exit, void *)
 DEFINE_REAL(int, pthread_detach, pthread_t)
+
+/* publications under way, by mutex (hg_publish_begin below) */
+#define HG_PUB_SLOTS 256
+static struct {
+	int32_t pending; /* publications under way */
+	char pad[60];
+} hg_pub[HG_PUB_SLOTS] __attribute__((aligned(64)));
 
 /* ---- the process ends with its last program thread ----
  * glibc ends the process (exit(0)) when its last thread exits, counting
@@ -75,7 +85,14 @@ void hg_threads_init(void)
 		hg_count_threads = 1;
 }
 
-void hg_threads_forked(void) { hg_count_threads = 0; }
+void hg_threads_forked(void)
+{
+	hg_count_threads = 0;
+	/* publications other threads had under way never end in the child
+	 * (one of the forking thread's own, from a signal handler, ends
+	 * below zero: nobody waits for it) */
+	memset(hg_pub, 0, sizeof hg_pub);
+}
 
 static void hg_thread_born(void)
 {
@@ -229,6 +246,58 @@ void pthread_exit(void *ret)
  * need no flush: they travel in the event buffer and change the thread's
  * locksets exactly between the accesses they separate. */
 
+/* Publication after the unlock. A region's publication (its hand-offs,
+ * its write/read relations) is a call into the Go side of a microsecond
+ * or more; made before the real unlock, it lengthens the critical section
+ * and the program's other threads block on the mutex and sleep where they
+ * would have found it free. So it is made after the real unlock, and
+ * whoever takes a mutex next waits, before its first access, until no
+ * publication is pending on the mutex's slot (hg_publish_wait, from
+ * hg_lock_event): every use of what the region published comes after a
+ * lock of its mutex, and until the unlock wrapper returns nothing else of
+ * the thread's can be seen by another thread. Slots are a hash of the
+ * mutex: two mutexes that share one only wait longer. */
+static int32_t *hg_pub_slot(const volatile void *m)
+{
+	uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull;
+	return &hg_pub[h >> 56].pending;
+}
+
+/* hg_publish_begin is called before the real unlock of a region that
+ * hg_region_end said goes to the Go side, hg_publish_end after it. */
+static int32_t *hg_publish_begin(struct hg_thread *t, const volatile void *m)
+{
+	int32_t *slot = hg_pub_slot(m);
+	__atomic_add_fetch(slot, 1, __ATOMIC_RELAXED); /* the real unlock releases it */
+	t->publishing = 1;
+	return slot;
+}
+
+static void hg_publish_end(struct hg_thread *t, int32_t *slot)
+{
+	int saved = errno;
+	hg_flush(t);
+	t->publishing = 0;
+	__atomic_sub_fetch(slot, 1, __ATOMIC_RELEASE);
+	errno = saved;
+}
+
+/* hg_publish_wait waits until no publication is pending on m's slot. A
+ * thread interrupted by a signal between its unlock and the end of its
+ * publication does not wait in the handler (it would wait for itself). */
+static void hg_publish_wait(struct hg_thread *t, const volatile void *m)
+{
+	int32_t *slot = hg_pub_slot(m);
+	if (t->publishing)
+		return;
+	for (unsigned i = 0; __atomic_load_n(slot, __ATOMIC_ACQUIRE) > 0; i++) {
+		if (i < 256)
+			__builtin_ia32_pause();
+		else
+			syscall(SYS_sched_yield); /* not the wrapper: the program did not yield */
+	}
+}
+
 /* Lock events also start and stop the recording of a lock-protected
  * region's accesses for the condition-variable handling (lsd, ch. 6.4):
  * while recording, the fast path notes each access (fastpath.c hg_record). The
@@ -236,6 +305,7 @@ void pthread_exit(void *ret)
  * boundary (HG_LOCK_WAIT). */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
+	hg_publish_wait(t, m);
 	if (t->want_stack)
 		hg_flush(t); /* a report waits for this stack */
 	if (!(mode & HG_LOCK_WAIT) && !t->recording && (hg_opts.lsd != 0 || hg_opts.handoff)) {
@@ -311,16 +381,18 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
  * when the signal is sent after the unlock. With lock hand-offs every
  * region that wrote or read goes there too: its writes are handed to the
  * next reader, its reads to the next writer (runtime/detect/handoff.go).
- * Other unlocks travel in the buffer like the locks. */
-static void hg_region_end(struct hg_thread *t, const volatile void *m)
+ * Other unlocks travel in the buffer like the locks. It returns whether
+ * the region goes to the Go side, which its caller does after the real
+ * unlock (hg_publish_begin). */
+static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
 		hg_nested_unlock(t, m);
-		return;
+		return 0;
 	}
 	if (!t->recording || t->region_mutex != (uint64_t)(uintptr_t)m) {
 		hg_unlock_event(t, m, 0);
-		return;
+		return 0;
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
 	/* only recorded writes are published (a signal took the earlier ones);
@@ -330,8 +402,7 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
 	t->recording = t->waited = t->wrote = 0;
 	t->region_mutex = 0;
-	if (flush)
-		hg_flush(t);
+	return flush;
 }
 
 #define LOCK_WRAPPER(name, type, mode)                  \
@@ -352,9 +423,12 @@ static void hg_region_end(struct hg_thread *t, const volatile void *m)
 	{                                               \
 		resolve_##name();                       \
 		struct hg_thread *t = hg_tracked(RA); \
-		if (t)                                  \
-			hg_region_end(t, m);            \
-		return REAL(name)(m);                   \
+		if (!t || !hg_region_end(t, m))         \
+			return REAL(name)(m);           \
+		int32_t *slot = hg_publish_begin(t, m);  \
+		int r = REAL(name)(m);                  \
+		hg_publish_end(t, slot);                \
+		return r;                               \
 	}
 
 LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
