@@ -14,7 +14,7 @@ package abi
 // entry slots; trampolines call through them.
 const (
 	HeaderMagic      = "HGRWDAT1"
-	HeaderVersion    = 1
+	HeaderVersion    = 2
 	HeaderSize       = 64
 	HdrOffVersion    = 8  // uint32
 	HdrOffFlags      = 12 // uint32: HdrFlagPIE
@@ -22,6 +22,7 @@ const (
 	HdrOffTextSize   = 24 // uint64
 	HdrOffSlotAccess = 32 // uint64: void (*)(uint64 addr, uint64 info)
 	HdrOffSlotRange  = 40 // uint64: void (*)(uint64 addr, uint64 info, uint64 count)
+	HdrOffSlotBatch  = 48 // uint64: void (*)(const uint64 *pairs, uint64 n): n (addr, info) pairs
 	HdrFlagPIE       = 1
 )
 

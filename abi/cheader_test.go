@@ -43,6 +43,7 @@ func defines() [][]define {
 		num("HG_HDR_OFF_TEXT_SIZE", abi.HdrOffTextSize, ""),
 		num("HG_HDR_OFF_SLOT_ACCESS", abi.HdrOffSlotAccess, ""),
 		num("HG_HDR_OFF_SLOT_RANGE", abi.HdrOffSlotRange, ""),
+		num("HG_HDR_OFF_SLOT_BATCH", abi.HdrOffSlotBatch, ""),
 		num("HG_FLAG_PIE", abi.HdrFlagPIE, ""),
 	}
 	info := []define{

@@ -44,9 +44,14 @@ type Layout struct {
 	needOff            uint64 // offset of the DT_NEEDED string in the new .dynstr
 }
 
-// SlotAccess and SlotRange are the addresses of the runtime entry slots.
+// entrySlots is the number of runtime entry slots in the header.
+const entrySlots = 3
+
+// SlotAccess, SlotRange and SlotBatch are the addresses of the runtime
+// entry slots.
 func (l *Layout) SlotAccess() uint64 { return l.DataAddr + abi.HdrOffSlotAccess }
 func (l *Layout) SlotRange() uint64  { return l.DataAddr + abi.HdrOffSlotRange }
+func (l *Layout) SlotBatch() uint64  { return l.DataAddr + abi.HdrOffSlotBatch }
 
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
@@ -101,7 +106,7 @@ func (b *Binary) PlanLayout() (*Layout, error) {
 	l.strSize = uint64(len(oldStr)) + uint64(len(NeededEntry)) + 1
 	l.relaAddr = alignUp(l.strAddr+l.strSize, 8)
 	if b.PIE {
-		l.relaSize = uint64(len(b.relaDyn())) + 2*24
+		l.relaSize = uint64(len(b.relaDyn())) + entrySlots*24
 	}
 	l.DataSize = l.relaAddr + l.relaSize - l.DataAddr
 	l.TextAddr = alignUp(l.DataAddr+l.DataSize, pageSize)
@@ -211,19 +216,20 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 	le.PutUint64(d[abi.HdrOffTextSize:], uint64(len(text)))
 	le.PutUint64(d[abi.HdrOffSlotAccess:], retStub)
 	le.PutUint64(d[abi.HdrOffSlotRange:], retStub)
+	le.PutUint64(d[abi.HdrOffSlotBatch:], retStub)
 
 	// .dynstr: the old table unchanged (every old offset stays valid) plus ours.
 	str := d[l.strAddr-l.DataAddr:]
 	copy(str, b.dynstr())
 	copy(str[l.needOff:], NeededEntry)
 
-	// .rela.dyn: RELATIVE entries for the two slots first, then the old
+	// .rela.dyn: RELATIVE entries for the slots first, then the old
 	// entries. First, because IRELATIVE resolvers in the program run while
 	// the loader walks this table, and they may already be instrumented.
 	if b.PIE {
 		rela := d[l.relaAddr-l.DataAddr:]
 		n := 0
-		for _, slot := range []uint64{l.SlotAccess(), l.SlotRange()} {
+		for _, slot := range []uint64{l.SlotAccess(), l.SlotRange(), l.SlotBatch()} {
 			le.PutUint64(rela[n:], slot)
 			le.PutUint64(rela[n+8:], uint64(elf.R_X86_64_RELATIVE))
 			le.PutUint64(rela[n+16:], retStub)
@@ -252,7 +258,7 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 			}
 		case elf.DT_RELACOUNT:
 			if b.PIE {
-				e.Val += 2 // the leading RELATIVE entries now include the slots'
+				e.Val += entrySlots // the leading RELATIVE entries now include the slots'
 			}
 		}
 		dyn = append(dyn, e)

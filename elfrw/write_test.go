@@ -177,10 +177,12 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 	}
 	if le.Uint32(hdr[abi.HdrOffVersion:]) != abi.HeaderVersion || le.Uint32(hdr[abi.HdrOffFlags:]) != wantFlags ||
 		le.Uint64(hdr[abi.HdrOffTextAddr:]) != l.TextAddr || le.Uint64(hdr[abi.HdrOffTextSize:]) != uint64(len(rwDummyText)) ||
-		le.Uint64(hdr[abi.HdrOffSlotAccess:]) != l.TextAddr || le.Uint64(hdr[abi.HdrOffSlotRange:]) != l.TextAddr {
+		le.Uint64(hdr[abi.HdrOffSlotAccess:]) != l.TextAddr || le.Uint64(hdr[abi.HdrOffSlotRange:]) != l.TextAddr ||
+		le.Uint64(hdr[abi.HdrOffSlotBatch:]) != l.TextAddr {
 		t.Errorf("runtime header %x", hdr)
 	}
-	if l.SlotAccess() != l.DataAddr+abi.HdrOffSlotAccess || l.SlotRange() != l.DataAddr+abi.HdrOffSlotRange {
+	if l.SlotAccess() != l.DataAddr+abi.HdrOffSlotAccess || l.SlotRange() != l.DataAddr+abi.HdrOffSlotRange ||
+		l.SlotBatch() != l.DataAddr+abi.HdrOffSlotBatch {
 		t.Error("slot addresses")
 	}
 
@@ -296,8 +298,8 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 		case e.Tag == elf.DT_STRTAB || e.Tag == elf.DT_STRSZ:
 		case b.PIE && (e.Tag == elf.DT_RELA || e.Tag == elf.DT_RELASZ):
 		case b.PIE && e.Tag == elf.DT_RELACOUNT:
-			if g.Val != e.Val+2 {
-				t.Errorf("DT_RELACOUNT = %d, was %d; the two slot relocations lead the table", g.Val, e.Val)
+			if g.Val != e.Val+entrySlots {
+				t.Errorf("DT_RELACOUNT = %d, was %d; the slots' relocations lead the table", g.Val, e.Val)
 			}
 		case g.Val != e.Val:
 			t.Errorf("dynamic entry %v: %#x, was %#x", e.Tag, g.Val, e.Val)
@@ -313,16 +315,16 @@ func rwCheckRewritten(t *testing.T, b *Binary, l *Layout, out []byte, wantMoved 
 	oldRelaSz, _ := b.DynVal(elf.DT_RELASZ)
 	if b.PIE {
 		relaAddr, relaSize := val(elf.DT_RELA), val(elf.DT_RELASZ)
-		if relaSize != oldRelaSz+48 {
-			t.Errorf("DT_RELASZ = %d, want %d + 48", relaSize, oldRelaSz)
+		if relaSize != oldRelaSz+entrySlots*24 {
+			t.Errorf("DT_RELASZ = %d, want %d + %d", relaSize, oldRelaSz, entrySlots*24)
 		}
 		// The slots' RELATIVE entries come first (IRELATIVE resolvers run
 		// while the loader walks the table), then the old entries.
 		rela := rwVRead(t, f, out, relaAddr, relaSize)
-		if !bytes.Equal(rela[48:], b.relaDyn()) {
+		if !bytes.Equal(rela[entrySlots*24:], b.relaDyn()) {
 			t.Error("new .rela.dyn does not continue with the old entries")
 		}
-		for i, slot := range []uint64{l.SlotAccess(), l.SlotRange()} {
+		for i, slot := range []uint64{l.SlotAccess(), l.SlotRange(), l.SlotBatch()} {
 			r := rela[i*24:]
 			if le.Uint64(r) != slot || elf.R_X86_64(le.Uint64(r[8:])) != elf.R_X86_64_RELATIVE || le.Uint64(r[16:]) != l.TextAddr {
 				t.Errorf("relocation %d for slot %#x: %x", i, slot, r[:24])

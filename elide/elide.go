@@ -156,3 +156,88 @@ func covered(avail []checked, c checked) bool {
 	}
 	return false
 }
+
+// MaxBatch bounds the accesses of one batch (Batches).
+const MaxBatch = 8
+
+// Batches groups the accesses of each basic block whose checks one call
+// into the runtime can make, at the first access of the group: plain
+// reads and writes through ordinary operands (as Redundant compares them)
+// with no synchronisation between the first and the last (the barriers
+// and hooks that end Redundant's reach end a group too), and whose
+// address registers nothing in the block writes from the group's first
+// instruction on up to them, so that their addresses are known there. It
+// maps each instruction of a group of two or more to the group's number.
+//
+// Why this loses no race and makes up none: a group's accesses are
+// checked a few instructions before they are made, in their order, by a
+// thread that does not synchronise in between; the checks see the same
+// addresses, kinds and segment as they would one by one. Only the order
+// among a group's checks and the accesses outside it (the stack's, which
+// are not checked, and operands Redundant does not compare) can differ.
+func Batches(in Input) map[uint64]int {
+	out := map[uint64]int{}
+	n := 0
+	g := in.Graph
+	for bi := range g.Blocks {
+		blk := &g.Blocks[bi]
+		if !blk.Reached || !g.Sections[blk.Sec].Instrument {
+			continue
+		}
+		n = batchBlock(in, g.Insts(blk), out, n)
+	}
+	return out
+}
+
+// batchBlock adds the groups of one block to out, numbered from n on,
+// and returns the next number.
+func batchBlock(in Input, insts []disasm.Inst, out map[uint64]int, n int) int {
+	var group []uint64
+	var written uint32 // registers written since the group's first instruction
+	end := func() {
+		if len(group) >= 2 {
+			for _, a := range group {
+				out[a] = n
+			}
+			n++
+		}
+		group, written = group[:0], 0
+	}
+	for i := range insts {
+		ins := &insts[i]
+		if in.Hooked != nil && in.Hooked(ins.Addr) {
+			end()
+		}
+		d, ok := in.Decode(ins.Addr)
+		if !ok || isBarrier(ins, &d) {
+			end()
+			continue
+		}
+		if c, ok := candidate(ins); ok && batchable(ins) {
+			if c.regs&written != 0 || len(group) == MaxBatch {
+				end()
+			}
+			group = append(group, ins.Addr)
+		}
+		if len(group) > 0 {
+			written |= loops.RegWrites(ins, &d)
+		}
+	}
+	end()
+	return n
+}
+
+// batchable: the access's address is computed from 64-bit registers or
+// RIP (what the batch glue's lea takes), and it is not a stack access
+// (whose operand would move with the glue's pushes).
+func batchable(ins *disasm.Inst) bool {
+	if ins.Flags&disasm.RIPRel != 0 {
+		return true
+	}
+	for _, r := range []x86asm.Reg{ins.Mem.Base, ins.Mem.Index} {
+		if r != 0 && (r < x86asm.RAX || r > x86asm.R15 || r == x86asm.RSP) {
+			return false
+		}
+	}
+	return true
+}

@@ -62,3 +62,53 @@ func TestRedundant(t *testing.T) {
 		t.Errorf("%d redundant accesses, want 3: %v", len(got), got)
 	}
 }
+
+// TestBatches runs the grouping on one block: accesses whose address
+// registers stay unchanged since the group's first instruction join it;
+// one whose register was written begins a new group; an atomic or a hook
+// ends a group, a group of one is no group, and a stack access is never
+// a member.
+func TestBatches(t *testing.T) {
+	const addr = 0x1000
+	lines := []struct {
+		code  []byte
+		group int // -1: none
+		what  string
+	}{
+		{[]byte{0x8b, 0x47, 0x08}, 0, "mov eax, [rdi+8]: first of group 0"},
+		{[]byte{0x89, 0x56, 0x10}, 0, "mov [rsi+16], edx: other registers"},
+		{[]byte{0x8b, 0x04, 0x24}, -1, "mov eax, [rsp]: the stack"},
+		{[]byte{0x8b, 0x08}, 1, "mov ecx, [rax]: rax was written since group 0 began: group 1 begins"},
+		{[]byte{0x8b, 0x4f, 0x0c}, 1, "mov ecx, [rdi+12]"},
+		{[]byte{0x8b, 0x0d, 0x00, 0x01, 0x00, 0x00}, 1, "mov ecx, [rip+0x100]: no register"},
+		{[]byte{0xf0, 0x83, 0x06, 0x01}, -1, "lock add dword [rsi], 1: an atomic ends the group"},
+		{[]byte{0x8b, 0x06}, -1, "mov eax, [rsi]: alone before the hook"},
+		{[]byte{0x8b, 0x0a}, 2, "mov ecx, [rdx]: a hook before it"},
+		{[]byte{0x8b, 0x4a, 0x04}, 2, "mov ecx, [rdx+4]"},
+		{[]byte{0xc3}, -1, "ret"},
+	}
+	var code []byte
+	at := map[uint64]int{}
+	hook := uint64(0)
+	for i, l := range lines {
+		a := addr + uint64(len(code))
+		at[a] = i
+		if i == 8 {
+			hook = a
+		}
+		code = append(code, l.code...)
+	}
+	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
+	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: uint64(len(code))}}})
+	decode := func(a uint64) (x86asm.Inst, bool) {
+		x, err := disasm.Full(code[a-addr:])
+		return x, err == nil
+	}
+	got := Batches(Input{Graph: g, Decode: decode, Hooked: func(a uint64) bool { return a == hook }})
+	for a, i := range at {
+		g, ok := got[a]
+		if want := lines[i].group; (want < 0) == ok || ok && g != want {
+			t.Errorf("%s: group %d (%v), want %d", lines[i].what, g, ok, want)
+		}
+	}
+}

@@ -34,6 +34,7 @@ type Layout struct {
 	TextAddr   uint64 // the trampoline segment
 	SlotAccess uint64 // 8-byte slot holding the runtime's access entry point
 	SlotRange  uint64 // 8-byte slot holding the runtime's range entry point
+	SlotBatch  uint64 // 8-byte slot holding the runtime's batch entry point
 	PIE        bool   // code is position-independent: no absolute addresses
 }
 
@@ -49,6 +50,10 @@ type Options struct {
 	// Redundant are accesses whose checks an earlier access in the same
 	// block makes redundant (package elide): not instrumented.
 	Redundant map[uint64]bool
+	// Batches numbers the accesses that one runtime call may check
+	// together, at the first of them (elide.Batches): a group's number
+	// for each member.
+	Batches map[uint64]int
 }
 
 // Range is the half-open address range [Start, End).
@@ -78,6 +83,7 @@ type Stats struct {
 	Tactics      TacticCounts   // patched blocks, by tactic (tactic.go)
 	Hooks        int            // loop hooks placed
 	HooksSkipped int            // loop hooks whose block could not be relocated
+	Batched      int            // instrumented accesses checked by an earlier one's batch call (elide.Batches)
 }
 
 // Result is the plan's output.
@@ -108,12 +114,13 @@ const (
 type CodeReader func(addr, n uint64) []byte
 
 type planned struct {
-	block  *cfg.Block
-	start  uint64 // first patched byte (after a leading endbr64)
-	sites  int
-	hooks  int    // loop hooks the block carries
-	tramp  uint64 // trampoline address
-	island uint64 // island address, short blocks only
+	block   *cfg.Block
+	start   uint64 // first patched byte (after a leading endbr64)
+	sites   int
+	hooks   int    // loop hooks the block carries
+	tramp   uint64 // trampoline address
+	batched int    // accesses checked by a batch call at an earlier one (Stats.Batched)
+	island  uint64 // island address, short blocks only
 }
 
 // Rewrite builds the trampolines and the code patches for graph g.
@@ -122,7 +129,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 	if err != nil {
 		return nil, err
 	}
-	b := &builder{g: g, code: code, lay: lay, opt: opt, t: t, leaCache: map[disasm.MemOp][]byte{},
+	b := &builder{g: g, code: code, lay: lay, opt: opt, t: t, leaCache: map[disasm.MemOp][]byte{}, asmCache: map[string][]byte{},
 		res: &Result{Stats: Stats{Skipped: map[string]int{}, Tactics: map[string]int{}}}}
 	b.res.Text = put(nil, t.ret, 0)
 	b.res.RetStub = lay.TextAddr
@@ -163,6 +170,7 @@ type builder struct {
 	t        *templates
 	res      *Result
 	leaCache map[disasm.MemOp][]byte
+	asmCache map[string][]byte // batchGlue's pieces (asm)
 }
 
 func (b *builder) failHooks(blk *cfg.Block) {
@@ -269,6 +277,7 @@ func (b *builder) trampoline(p *planned) error {
 	var last *disasm.Inst
 	var stub *exitStub
 	exits := b.opt.Hooks.exits(p.block.Start)
+	batches := b.batchesOf(p, insts)
 	for i := range insts {
 		in := &insts[i]
 		if in.Addr < p.start {
@@ -285,7 +294,12 @@ func (b *builder) trampoline(p *planned) error {
 			}
 		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
-			if buf, err = b.glue(buf, in, flagsDead(insts[i:])); err != nil {
+			if group, ok := batches[in.Addr]; !ok {
+				buf, err = b.glue(buf, in, flagsDead(insts[i:]))
+			} else if group != nil {
+				buf, err = b.batchGlue(buf, group, flagsDead(insts[i:]))
+			}
+			if err != nil {
 				break
 			}
 		}
@@ -509,3 +523,133 @@ func (b *builder) lea(in *disasm.Inst, saved uint64) ([]byte, error) {
 }
 
 var debugReloc = os.Getenv("HG_DEBUG_RELOC") != ""
+
+// batchesOf is the batches of the trampoline's instructions (from
+// p.start on): for the first instrumented member of each group that has
+// two or more, the group's instrumented members; for its other members,
+// nil (their check is the first's). A member an earlier trampoline of the
+// block holds, or that is not instrumented, is left out; a group's
+// members after its first may be checked from any of them on.
+func (b *builder) batchesOf(p *planned, insts []disasm.Inst) map[uint64][]*disasm.Inst {
+	p.batched = 0
+	if len(b.opt.Batches) == 0 {
+		return nil
+	}
+	groups := map[int][]*disasm.Inst{}
+	var order []int
+	for i := range insts {
+		in := &insts[i]
+		g, ok := b.opt.Batches[in.Addr]
+		if !ok || in.Addr < p.start || in.Flags&disasm.HasMem == 0 || b.skipReason(p.block, in) != "" {
+			continue
+		}
+		if _, seen := groups[g]; !seen {
+			order = append(order, g)
+		}
+		groups[g] = append(groups[g], in)
+	}
+	out := map[uint64][]*disasm.Inst{}
+	for _, g := range order {
+		members := groups[g]
+		if len(members) < 2 {
+			continue
+		}
+		out[members[0].Addr] = members
+		for _, in := range members[1:] {
+			out[in.Addr] = nil
+		}
+		p.batched += len(members) - 1
+	}
+	return out
+}
+
+// batchGlue appends one runtime call that checks a batch's accesses:
+// their (address, info) pairs go on the stack, below the saved registers,
+// and the batch entry point is called with the pairs and their number.
+// An address computed from rdi or rsi after the first takes the
+// register's saved value back first.
+func (b *builder) batchGlue(buf []byte, members []*disasm.Inst, noFlags bool) ([]byte, error) {
+	saved := uint64(savedBytes)
+	enter, leave := b.t.enter, b.t.leave
+	if noFlags {
+		saved -= 8
+		enter, leave = b.t.enterNF, b.t.leaveNF
+	}
+	pairs := int64(16 * len(members))
+	buf = put(buf, enter, 0)
+	var err error
+	if buf, err = b.asm(buf, func(a *assembler) { a.add(leaq, mem(regSP, 0, 0, -pairs), reg(regSP)) }); err != nil {
+		return buf, err
+	}
+	for k, in := range members {
+		for _, r := range []struct {
+			reg  x86asm.Reg
+			go_  int16
+			slot int64
+		}{{x86asm.RDI, regDI, pairs + 8}, {x86asm.RSI, regSI, pairs}} {
+			if k > 0 && (in.Mem.Base == r.reg || in.Mem.Index == r.reg) {
+				if buf, err = b.asm(buf, func(a *assembler) { a.add(movq, mem(regSP, 0, 0, r.slot), reg(r.go_)) }); err != nil {
+					return buf, err
+				}
+			}
+		}
+		if in.Mem.Base == x86asm.RIP {
+			buf, err = putRel(buf, b.lay.TextAddr, b.t.leaRIP, in.Target)
+		} else {
+			var lea []byte
+			if lea, err = b.lea(in, saved+uint64(pairs)); err == nil {
+				buf = append(buf, lea...)
+			}
+		}
+		if err != nil {
+			return buf, err
+		}
+		buf = put(buf, b.t.info, int64(abi.Info(in.Addr, in.Mem.Size, accessFlags(in.Mem.Access))))
+		off := int64(16 * k)
+		if buf, err = b.asm(buf, func(a *assembler) {
+			a.add(movq, reg(regDI), mem(regSP, 0, 0, off))
+			a.add(movq, reg(regSI), mem(regSP, 0, 0, off+8))
+		}); err != nil {
+			return buf, err
+		}
+	}
+	if buf, err = b.asm(buf, func(a *assembler) {
+		a.add(movq, reg(regSP), reg(regDI))
+		a.add(movl, imm(int64(len(members))), reg(regSI))
+	}); err != nil {
+		return buf, err
+	}
+	if buf, err = putRel(buf, b.lay.TextAddr, b.t.callSlot, b.lay.SlotBatch); err != nil {
+		return buf, err
+	}
+	if buf, err = b.asm(buf, func(a *assembler) { a.add(leaq, mem(regSP, 0, 0, pairs), reg(regSP)) }); err != nil {
+		return buf, err
+	}
+	return put(buf, leave, 0), nil
+}
+
+// asm appends the code f assembles (no patchable fields), assembled once
+// per distinct code: batchGlue's moves and stack adjustments repeat.
+func (b *builder) asm(buf []byte, f func(a *assembler)) ([]byte, error) {
+	a := newAssembler()
+	f(a)
+	key := fmt.Sprint(progText(a))
+	if code, ok := b.asmCache[key]; ok {
+		return append(buf, code...), nil
+	}
+	code, _, err := a.assemble()
+	if err != nil {
+		return buf, err
+	}
+	b.asmCache[key] = code
+	return append(buf, code...), nil
+}
+
+// progText describes an assembler's instructions, as a cache key.
+func progText(a *assembler) []string {
+	var out []string
+	for p := a.first; p != nil; p = p.Link {
+		out = append(out, fmt.Sprintf("%v %v %v %v %v %v|%v %v %v %v", p.As, p.From.Type, p.From.Reg, p.From.Index, p.From.Scale, p.From.Offset, p.To.Type, p.To.Reg, p.To.Index, p.To.Offset))
+	}
+	return out
+}

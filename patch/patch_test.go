@@ -15,6 +15,7 @@ const (
 	textAddr   = 0x100000
 	slotAccess = 0x200020
 	slotRange  = 0x200028
+	slotBatch  = 0x200030
 )
 
 type fixture struct {
@@ -34,7 +35,7 @@ func build(t *testing.T, pie bool, addr uint64, code []byte, funcSize uint64, op
 		}
 		return code[a-addr : a-addr+n]
 	}
-	res, err := Rewrite(g, read, Layout{TextAddr: textAddr, SlotAccess: slotAccess, SlotRange: slotRange, PIE: pie}, opt)
+	res, err := Rewrite(g, read, Layout{TextAddr: textAddr, SlotAccess: slotAccess, SlotRange: slotRange, SlotBatch: slotBatch, PIE: pie}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,5 +283,66 @@ func TestRedundantSkip(t *testing.T) {
 	s := f.res.Stats
 	if s.Skipped[skipRedundant] != 1 || s.Skipped[skipStack] != 1 || s.Instrumented != 1 {
 		t.Fatalf("stats: %+v", s)
+	}
+}
+
+// TestBatchGlue checks the one call a batch makes: each member's address
+// and info word go into a pair on the stack, in order; a member addressed
+// through rsi after the first takes rsi's saved value back before its lea
+// (the previous info word overwrote it); the call passes the pairs and
+// their number; the stack is where it was after the glue; a member that
+// is not instrumented is left out.
+func TestBatchGlue(t *testing.T) {
+	code := []byte{
+		0x8b, 0x47, 0x08, // 1000 mov 0x8(%rdi),%eax
+		0x89, 0x56, 0x10, // 1003 mov %edx,0x10(%rsi)
+		0x8b, 0x04, 0x24, // 1006 mov (%rsp),%eax: stack, not instrumented
+		0x8b, 0x4e, 0x04, // 1009 mov 0x4(%rsi),%ecx
+		0xc3, // 100c ret
+	}
+	batches := map[uint64]int{0x1000: 0, 0x1003: 0, 0x1006: 0, 0x1009: 0}
+	f := build(t, true, 0x1000, code, uint64(len(code)), Options{Batches: batches})
+	if f.res.Stats.Batched != 2 || f.res.Stats.Instrumented != 3 {
+		t.Fatalf("stats: %+v", f.res.Stats)
+	}
+	tr := f.trampoline(t, 0x1000)
+	var calls, restores int
+	var pcs []uint32
+	rsp := int64(0)
+	var beforeCall int64
+	for _, in := range tr {
+		switch {
+		case in.Op == x86asm.CALL:
+			if target(in) != slotBatch {
+				t.Errorf("call to %#x, want the batch slot", target(in))
+			}
+			calls++
+			beforeCall = rsp
+		case in.Op == x86asm.LEA && in.Args[0] == x86asm.RSP:
+			rsp += in.Args[1].(x86asm.Mem).Disp
+		case in.Op == x86asm.PUSH:
+			rsp -= 8
+		case in.Op == x86asm.POP:
+			rsp += 8
+		case in.Op == x86asm.MOV && in.Args[0] == x86asm.RSI && len(in.Args) > 1:
+			switch a := in.Args[1].(type) {
+			case x86asm.Imm:
+				pcs = append(pcs, uint32(a))
+			case x86asm.Mem:
+				if a.Base == x86asm.RSP && a.Disp == 3*16 {
+					restores++
+				}
+			}
+		case in.Op == x86asm.MOV && in.Args[0] == x86asm.ESI:
+			if n, ok := in.Args[1].(x86asm.Imm); !ok || n != 3 {
+				t.Errorf("pair count %v, want 3", in.Args[1])
+			}
+		}
+	}
+	if calls != 1 || restores != 2 || rsp != 0 || beforeCall != -128-16-3*16 {
+		t.Errorf("%d calls, %d restores of rsi, rsp %+d after, %+d at the call", calls, restores, rsp, beforeCall)
+	}
+	if len(pcs) != 3 || pcs[0] != 0x1000 || pcs[1] != 0x1003 || pcs[2] != 0x1009 {
+		t.Errorf("info words for %#x, want 0x1000, 0x1003, 0x1009", pcs)
 	}
 }

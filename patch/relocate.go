@@ -11,7 +11,11 @@ import (
 
 const (
 	leaq  = x86.ALEAQ
+	movq  = x86.AMOVQ
+	movl  = x86.AMOVL
 	regDI = x86.REG_DI
+	regSI = x86.REG_SI
+	regSP = x86.REG_SP
 )
 
 // relocate appends a copy of in that behaves, at its new address, exactly

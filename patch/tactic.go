@@ -67,6 +67,7 @@ func (b *builder) place(long, short []*planned) {
 func (b *builder) done(p *planned, t Tactic) {
 	b.res.Stats.Tactics.add(t)
 	b.res.Stats.Instrumented += p.sites
+	b.res.Stats.Batched += p.batched
 	b.res.Stats.Hooks += p.hooks
 }
 

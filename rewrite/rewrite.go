@@ -27,6 +27,7 @@ import (
 type Options struct {
 	InstrumentStack bool          // also rsp- and frame-pointer-relative accesses
 	KeepRedundant   bool          // check accesses package elide finds redundant too
+	NoBatch         bool          // one runtime call per access, not per group (elide.Batches)
 	Loops           bool          // find wait-enclosing and spinning-read loops and instrument them
 	LoopOptions     loops.Options // their size limits
 }
@@ -55,8 +56,12 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 		popt.Hooks = planLoops(li, r.Loops)
 		r.LoopTime = time.Since(start)
 	}
+	ein := elideInput(bin, g, popt.Hooks)
 	if !opt.KeepRedundant {
-		popt.Redundant = redundant(bin, g, popt.Hooks)
+		popt.Redundant = elide.Redundant(ein)
+	}
+	if !opt.NoBatch {
+		popt.Batches = elide.Batches(ein)
 	}
 	lay, err := bin.PlanLayout()
 	if err != nil {
@@ -80,9 +85,9 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	return r, nil
 }
 
-// redundant finds the accesses whose checks an earlier one in the same
-// block makes redundant (package elide); the loop hooks synchronise.
-func redundant(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) map[uint64]bool {
+// elideInput is what package elide reads of the graph; the loop hooks
+// synchronise.
+func elideInput(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) elide.Input {
 	decode := LoopInput(bin, g).Decode
 	hooked := func(addr uint64) bool {
 		if hooks == nil {
@@ -91,14 +96,14 @@ func redundant(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) map[uint64]b
 		_, lock := hooks.LockCalls[addr]
 		return lock || hooks.WaitCalls[addr]
 	}
-	return elide.Redundant(elide.Input{Graph: g, Decode: decode, Hooked: hooked})
+	return elide.Input{Graph: g, Decode: decode, Hooked: hooked}
 }
 
 // patchRounds patches the graph. Hooks that could not be placed drop
 // their loops' hooks entirely and the graph is patched again (a loop is
 // hooked whole or not at all), at most three more times.
 func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.Input, lr *loops.Result, opt patch.Options) (*patch.Result, error) {
-	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), PIE: bin.PIE}
+	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), SlotBatch: lay.SlotBatch(), PIE: bin.PIE}
 	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
 	res, err := patch.Rewrite(g, code, pl, opt)
 	if err != nil {

@@ -20,6 +20,7 @@ func (r *Result) WriteStats(w io.Writer, took time.Duration) {
 		pct = 100 * float64(s.Instrumented) / float64(s.MemInsts)
 	}
 	fmt.Fprintf(w, "instrumented:                %d (%.1f%%)\n", s.Instrumented, pct)
+	fmt.Fprintf(w, "checked in a batch call:     %d (of the instrumented: one call checks a block's group)\n", s.Batched)
 	for _, k := range sortedKeys(s.Skipped) {
 		fmt.Fprintf(w, "skipped, %-30s %d\n", k+":", s.Skipped[k])
 	}

@@ -721,11 +721,67 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	hg_push(t, addr, info, 0);
 }
 
-/* hg_access is the trampolines' entry point. The common case, a plain
- * access that the fast path settles, stays small: with
- * no_caller_saved_registers every register this function touches costs a
- * push and a pop on every access. */
-HG_FAST void hg_access(uint64_t addr, uint64_t info)
+/* hg_unchanged: the access (plain, of 1, 2, 4 or 8 naturally aligned
+ * bytes, by a thread that holds no lock and is not in the runtime) leaves
+ * its cells as they are: each is exclusive to the thread in its current
+ * segment, for writing (or for reading, and the access reads), with the
+ * access's bytes touched already and no lockset. hg_granule would return
+ * 1 and change nothing; hg_access would do nothing else but count it. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
+											      uint64_t addr,
+											      uint64_t info)
+{
+	uint64_t size = HG_INFO_SIZE(info), flags = HG_INFO_FLAGS(info);
+	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || (size & (size - 1)) || size > 8 || (addr & (size - 1)) ||
+	    t->in_rt || t->nheld || t->recording || t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used))
+		return 0;
+	uint64_t *cell = hg_cell(addr);
+	if (!cell)
+		return 0;
+	uint64_t epoch = hg_epochs[t->tid];
+	uint64_t m = size == 8 ? SH_TOUCHED_MASK : ((1ull << size) - 1) << (addr & 3) << SH_TOUCHED_SHIFT;
+	for (uint64_t *c = cell; c < cell + (size == 8 ? 2 * SH_CELL_WORDS : 1); c += SH_CELL_WORDS) {
+		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
+		if ((v & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0)
+			return 0;
+		if (vt != ((uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch) &&
+		    ((flags & HG_WRITE) || vt != ((uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch)))
+			return 0;
+	}
+	return 1;
+}
+
+/* hg_access is the trampolines' entry point. With
+ * no_caller_saved_registers every register a function touches costs a
+ * push and a pop on every call: the commonest case, an access that
+ * changes nothing (hg_unchanged), is settled here with few; the rest in
+ * hg_access_any, which keeps them all. */
+__attribute__((target("general-regs-only"), always_inline)) static inline void hg_access_one(uint64_t addr, uint64_t info)
+{
+	struct hg_thread *t = hg_self;
+	if (__builtin_expect(t != NULL && hg_unchanged(t, addr, info), 1)) {
+		t->accesses++;
+		return;
+	}
+	hg_access_any(addr, info);
+}
+
+HG_FAST void hg_access(uint64_t addr, uint64_t info) { hg_access_one(addr, info); }
+
+/* hg_access_batch is the trampolines' entry point for a group of
+ * accesses of one basic block (patch, elide.Batches): pairs holds n
+ * (address, info) pairs in the order the block makes them. One call
+ * checks them all, before the first of them is made: the block does not
+ * synchronise in between, nor change their addresses' registers. */
+HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++)
+		hg_access_one(pairs[2 * i], pairs[2 * i + 1]);
+}
+
+/* hg_access_any is hg_access for any access. The common case, a plain
+ * access that the fast path settles, stays small: see hg_access. */
+HG_SLOW void hg_access_any(uint64_t addr, uint64_t info)
 {
 	struct hg_thread *t = hg_self;
 	uint32_t flags = HG_INFO_FLAGS(info);

@@ -6,7 +6,7 @@
 
 /* the runtime header (struct hg_header in hgrt.h) */
 #define HG_MAGIC "HGRWDAT1"
-#define HG_VERSION 1
+#define HG_VERSION 2
 #define HG_HEADER_SIZE 64
 #define HG_HDR_OFF_VERSION 8
 #define HG_HDR_OFF_FLAGS 12
@@ -14,6 +14,7 @@
 #define HG_HDR_OFF_TEXT_SIZE 24
 #define HG_HDR_OFF_SLOT_ACCESS 32
 #define HG_HDR_OFF_SLOT_RANGE 40
+#define HG_HDR_OFF_SLOT_BATCH 48
 #define HG_FLAG_PIE 1
 
 /* the info word: pc (low 32) | size << 32 | flags << 48 */

@@ -36,7 +36,8 @@ struct hg_header {
 	uint64_t text_size;
 	uint64_t slot_access; /* void (*)(uint64_t addr, uint64_t info) */
 	uint64_t slot_range;  /* void (*)(uint64_t addr, uint64_t info, uint64_t count) */
-	uint64_t reserved[2];
+	uint64_t slot_batch;  /* void (*)(const uint64_t *pairs, uint64_t n): n (addr, info) pairs */
+	uint64_t reserved;
 };
 _Static_assert(sizeof(struct hg_header) == HG_HEADER_SIZE, "hg_header size");
 _Static_assert(__builtin_offsetof(struct hg_header, version) == HG_HDR_OFF_VERSION, "hg_header.version");
@@ -45,6 +46,7 @@ _Static_assert(__builtin_offsetof(struct hg_header, text_addr) == HG_HDR_OFF_TEX
 _Static_assert(__builtin_offsetof(struct hg_header, text_size) == HG_HDR_OFF_TEXT_SIZE, "hg_header.text_size");
 _Static_assert(__builtin_offsetof(struct hg_header, slot_access) == HG_HDR_OFF_SLOT_ACCESS, "hg_header.slot_access");
 _Static_assert(__builtin_offsetof(struct hg_header, slot_range) == HG_HDR_OFF_SLOT_RANGE, "hg_header.slot_range");
+_Static_assert(__builtin_offsetof(struct hg_header, slot_batch) == HG_HDR_OFF_SLOT_BATCH, "hg_header.slot_batch");
 
 /* The info word. */
 #define HG_INFO_PC(i) ((uint32_t)(i))

@@ -225,6 +225,7 @@ __attribute__((constructor)) static void hg_init(void)
 	}
 	hg_hdr->slot_access = (uint64_t)(uintptr_t)&hg_access;
 	hg_hdr->slot_range = (uint64_t)(uintptr_t)&hg_range;
+	hg_hdr->slot_batch = (uint64_t)(uintptr_t)&hg_access_batch;
 }
 
 static void hg_print_stats(void)
