@@ -135,10 +135,12 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 /* hg_history: the fast path changed the cell's state (a new segment of the
  * same thread, or a write after reads); the cell's access history (words 2
  * and 3, runtime/detect's step and remember) learns of the access, so that
- * a later report names it. Out of line: it runs once per location and
- * segment at most. */
-HG_SLOW static void hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks,
-				uint64_t old_epoch, int same)
+ * a later report names it. It runs once per location and segment at
+ * most, but that is every access of a program that touches new data in
+ * each phase (a stencil between barriers): inline, where the registers
+ * are saved already (hg_access_any, not hg_access). */
+__attribute__((target("general-regs-only"), always_inline)) static inline void
+hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks, uint64_t old_epoch, int same)
 {
 	uint64_t acc = hg_access_word(info, tid, m, locks);
 	/* runtime/detect's remember and keepOwn: the owner's previous access
