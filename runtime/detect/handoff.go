@@ -58,6 +58,9 @@ type wrSeg struct {
 	// more mutexes than it keeps, so that it holds for any lock
 	folded, anyMutex bool
 	id               uint64 // of an overflow, for thread.overKnown
+	// one holds mutexes when there is one (a region's, usually): no
+	// allocation of its own for the slice
+	one [1]uint64
 }
 
 // segmentOf makes the segment t publishes for variables
@@ -69,6 +72,7 @@ type wrSeg struct {
 func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) *wrSeg {
 	tid := uint16(t.tid)
 	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
+	seg.mutexes = seg.one[:0]
 	if mutex != 0 && exclusive {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
@@ -330,6 +334,7 @@ func (d *Detector) publishReads(t *thread) {
 func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
 	tid := uint16(t.tid)
 	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
+	seg.mutexes = seg.one[:0]
 	if mutex != 0 {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
