@@ -723,34 +723,40 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	hg_push(t, addr, info, 0);
 }
 
-/* hg_unchanged: the access (plain, of 1, 2, 4 or 8 naturally aligned
- * bytes, by a thread that holds no lock and is not in the runtime) leaves
- * its cells as they are: each is exclusive to the thread in its current
- * segment, for writing (or for reading, and the access reads), with the
- * access's bytes touched already and no lockset. hg_granule would return
- * 1 and change nothing; hg_access would do nothing else but count it. */
+/* hg_unchanged: the access (plain, of up to 8 bytes within one chunk of
+ * shadow, by a thread that holds no lock and is not in the runtime)
+ * leaves its cells as they are: each is exclusive to the thread in its
+ * current segment, for writing (or for reading, and the access reads),
+ * with the access's bytes in it touched already and no lockset.
+ * hg_granule would return 1 for each and change nothing; hg_access would
+ * do nothing else but count the access. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)
 {
 	uint64_t size = HG_INFO_SIZE(info), flags = HG_INFO_FLAGS(info);
-	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || (size & (size - 1)) || size > 8 || (addr & (size - 1)) ||
-	    t->in_rt || t->nheld || t->recording || t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used))
+	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || size - 1 > 7 || t->in_rt || t->nheld || t->recording ||
+	    t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used) ||
+	    (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
-	uint64_t *cell = hg_cell(addr);
-	if (!cell)
+	uint64_t *c = hg_cell(addr);
+	if (!c)
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
-	uint64_t m = size == 8 ? SH_TOUCHED_MASK : ((1ull << size) - 1) << (addr & 3) << SH_TOUCHED_SHIFT;
-	for (uint64_t *c = cell; c < cell + (size == 8 ? 2 * SH_CELL_WORDS : 1); c += SH_CELL_WORDS) {
+	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
+	uint64_t off = addr & 3, left = off + size; /* bytes from the first granule's start */
+	uint64_t m = left >= 4 ? (0xfull << off) & 0xf : ((1ull << size) - 1) << off;
+	for (;;) {
 		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
-		if ((v & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0)
+		if (((v >> SH_TOUCHED_SHIFT) & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0 ||
+		    (vt != w && ((flags & HG_WRITE) || vt != r)))
 			return 0;
-		if (vt != ((uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch) &&
-		    ((flags & HG_WRITE) || vt != ((uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch)))
-			return 0;
+		if (left <= 4)
+			return 1;
+		left -= 4;
+		c += SH_CELL_WORDS;
+		m = left >= 4 ? 0xf : (1ull << left) - 1;
 	}
-	return 1;
 }
 
 /* hg_access is the trampolines' entry point. With
