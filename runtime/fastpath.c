@@ -759,11 +759,12 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	}
 }
 
-/* hg_access is the trampolines' entry point. With
- * no_caller_saved_registers every register a function touches costs a
- * push and a pop on every call: the commonest case, an access that
- * changes nothing (hg_unchanged), is settled here with few; the rest in
- * hg_access_any, which keeps them all. */
+/* hg_access_one is one access: the commonest case, an access that
+ * changes nothing (hg_unchanged), is settled first; the rest goes to
+ * hg_access_any. (With no_caller_saved_registers every register the
+ * entry points touch costs a push and a pop per call; GCC saves them all
+ * because of the call to hg_access_any, which is why a batch of accesses
+ * shares one call.) */
 __attribute__((target("general-regs-only"), always_inline)) static inline void hg_access_one(uint64_t addr, uint64_t info)
 {
 	struct hg_thread *t = hg_self;
@@ -774,6 +775,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
 	hg_access_any(addr, info);
 }
 
+/* hg_access is the trampolines' entry point for one access. */
 HG_FAST void hg_access(uint64_t addr, uint64_t info) { hg_access_one(addr, info); }
 
 /* hg_access_batch is the trampolines' entry point for a group of
@@ -787,8 +789,8 @@ HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n)
 		hg_access_one(pairs[2 * i], pairs[2 * i + 1]);
 }
 
-/* hg_access_any is hg_access for any access. The common case, a plain
- * access that the fast path settles, stays small: see hg_access. */
+/* hg_access_any is hg_access for any access: the fast path's other
+ * cases (hg_handled), then the Go side (hg_access_slow). */
 HG_SLOW void hg_access_any(uint64_t addr, uint64_t info)
 {
 	struct hg_thread *t = hg_self;
