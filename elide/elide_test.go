@@ -9,12 +9,36 @@ import (
 	"hgrewrite/disasm"
 )
 
+// oneBlock makes the analysis input of one function at 0x1000 made of
+// the instructions codes, with a hook before instruction hookAt; at maps
+// each instruction's address to its index.
+func oneBlock(codes [][]byte, hookAt int) (in Input, at map[uint64]int) {
+	const addr = 0x1000
+	var code []byte
+	at = map[uint64]int{}
+	hook := uint64(0)
+	for i, c := range codes {
+		a := addr + uint64(len(code))
+		at[a] = i
+		if i == hookAt {
+			hook = a
+		}
+		code = append(code, c...)
+	}
+	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
+	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: uint64(len(code))}}})
+	decode := func(a uint64) (x86asm.Inst, bool) {
+		x, err := disasm.Full(code[a-addr:])
+		return x, err == nil
+	}
+	return Input{Graph: g, Decode: decode, Hooked: func(a uint64) bool { return a == hook }}, at
+}
+
 // TestRedundant runs the analysis on one block and checks each access's
 // verdict: repeats of the same or a weaker kind are redundant, a write
 // after reads, a wider access, a changed base register, an atomic or a
 // hook in between are not.
 func TestRedundant(t *testing.T) {
-	const addr = 0x1000
 	lines := []struct {
 		code      []byte
 		redundant bool
@@ -35,24 +59,12 @@ func TestRedundant(t *testing.T) {
 		{[]byte{0x8b, 0x0a}, false, "mov ecx, [rdx]: a hook before it"},
 		{[]byte{0xc3}, false, "ret"},
 	}
-	var code []byte
-	at := map[uint64]int{}
-	hook := uint64(0)
+	codes := make([][]byte, len(lines))
 	for i, l := range lines {
-		a := addr + uint64(len(code))
-		at[a] = i
-		if i == 12 {
-			hook = a
-		}
-		code = append(code, l.code...)
+		codes[i] = l.code
 	}
-	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
-	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: uint64(len(code))}}})
-	decode := func(a uint64) (x86asm.Inst, bool) {
-		x, err := disasm.Full(code[a-addr:])
-		return x, err == nil
-	}
-	got := Redundant(Input{Graph: g, Decode: decode, Hooked: func(a uint64) bool { return a == hook }})
+	in, at := oneBlock(codes, 12)
+	got := Redundant(in)
 	for a, i := range at {
 		if got[a] != lines[i].redundant {
 			t.Errorf("%s: redundant %v, want %v", lines[i].what, got[a], lines[i].redundant)
@@ -69,7 +81,6 @@ func TestRedundant(t *testing.T) {
 // ends a group, a group of one is no group, and a stack access is never
 // a member.
 func TestBatches(t *testing.T) {
-	const addr = 0x1000
 	lines := []struct {
 		code  []byte
 		group int // -1: none
@@ -87,24 +98,12 @@ func TestBatches(t *testing.T) {
 		{[]byte{0x8b, 0x4a, 0x04}, 2, "mov ecx, [rdx+4]"},
 		{[]byte{0xc3}, -1, "ret"},
 	}
-	var code []byte
-	at := map[uint64]int{}
-	hook := uint64(0)
+	codes := make([][]byte, len(lines))
 	for i, l := range lines {
-		a := addr + uint64(len(code))
-		at[a] = i
-		if i == 8 {
-			hook = a
-		}
-		code = append(code, l.code...)
+		codes[i] = l.code
 	}
-	c := cfg.Code{Name: ".text", Addr: addr, Insts: disasm.Section(code, addr, nil), Instrument: true}
-	g := cfg.Build(cfg.Input{Sections: []cfg.Code{c}, Funcs: []cfg.FuncHint{{Name: "f", Addr: addr, Size: uint64(len(code))}}})
-	decode := func(a uint64) (x86asm.Inst, bool) {
-		x, err := disasm.Full(code[a-addr:])
-		return x, err == nil
-	}
-	got := Batches(Input{Graph: g, Decode: decode, Hooked: func(a uint64) bool { return a == hook }})
+	in, at := oneBlock(codes, 8)
+	got := Batches(in)
 	for a, i := range at {
 		g, ok := got[a]
 		if want := lines[i].group; (want < 0) == ok || ok && g != want {
