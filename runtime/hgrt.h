@@ -127,6 +127,7 @@ struct hg_thread {
 	uint64_t last_atomic; /* address of the atomic access in progress */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
+	uint8_t signalled;     /* a signal of the region waits in the buffer for its mutex's release (wrappers.c) */
 	uint8_t publishing;    /* between an unlock and the end of its region's publication (wrappers.c) */
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's

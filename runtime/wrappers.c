@@ -398,9 +398,9 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	/* only recorded writes are published (a signal took the earlier ones);
 	 * a region that waited also follows the relations of what it read */
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff));
+		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
-	t->recording = t->waited = t->wrote = 0;
+	t->recording = t->waited = t->wrote = t->signalled = 0;
 	t->region_mutex = 0;
 	return flush;
 }
@@ -481,13 +481,50 @@ DEFINE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
 DEFINE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
 DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
 
+/* Which mutex a condition variable's waiters use: the last one a wait
+ * named, as m ^ hash(c) in c's slot (a slot another variable took reads
+ * as another mutex; an empty slot, as any). Written before the waiter
+ * releases the mutex in the wait, so a signaller that holds it reads it. */
+#define HG_CV_SLOTS 1024
+static uint64_t hg_cv_mutex[HG_CV_SLOTS];
+
+static uint64_t hg_cv_hash(const void *c) { return (uint64_t)(uintptr_t)c * 0x9e3779b97f4a7c15ull; }
+
+static void hg_cv_waits_with(const void *c, const void *m)
+{
+	uint64_t h = hg_cv_hash(c);
+	__atomic_store_n(&hg_cv_mutex[h >> 54], (uint64_t)(uintptr_t)m ^ h, __ATOMIC_RELAXED);
+}
+
+static int hg_cv_used_with(const void *c, uint64_t m)
+{
+	uint64_t h = hg_cv_hash(c), v = __atomic_load_n(&hg_cv_mutex[h >> 54], __ATOMIC_RELAXED);
+	return m != 0 && (v == 0 || (v ^ h) == m);
+}
+
 /* hg_signal travels as an event with the thread's buffered accesses: one
- * call into Go for both. */
+ * call into Go for both. With hand-offs, a signal sent inside a
+ * lock-protected region whose mutex the condition's waiters use stays in
+ * the buffer until the region ends: a woken waiter must take the mutex
+ * back before it goes on, and then waits for the region's hand-over
+ * (hg_publish_wait), which the signal travels with. So does one sent
+ * before any thread waited on the condition: a waiter then almost always
+ * uses the mutex the signaller holds (one that used another mutex and
+ * left its wait loop before the signaller's unlock would miss the
+ * signal's edge). Made at the signal, the call into Go kept the mutex
+ * held for its length, and the woken waiter blocked on it (the
+ * pipeline's threads switched 8 times as often). The signal then takes
+ * all the region's writes, as the region's end does, not only those
+ * before it. A condition wait in the region hands it over first. */
 static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 {
 	if (!t)
 		return;
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
+	if (hg_opts.handoff && t->recording && hg_cv_used_with(c, t->region_mutex)) {
+		t->signalled = 1;
+		return;
+	}
 	hg_flush(t);
 	hg_published(t, 0); /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */
@@ -530,20 +567,25 @@ static int hg_wait_mark(struct hg_thread *t, pthread_mutex_t *m)
  * the mutex is released, as at the region's end. The next holder may take
  * over what the region put in the protected state while this thread
  * sleeps (a worker that queues its result and waits for more work). */
-static int hg_wait_begin(struct hg_thread *t, pthread_mutex_t *m)
+static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t *m)
 {
 	if (!t)
 		return 0;
 	int in_loop = t->wait_mark;
 	t->wait_mark = 0;
 	hg_cvm_note((uint64_t)(uintptr_t)m);
+	hg_cv_waits_with(c, m);
 	int mark = hg_opts.handoff ? hg_wait_mark(t, m) : -1;
 	if (mark < 0 || t->nrec_w <= mark) {
 		hg_unlock_event(t, m, HG_LOCK_WAIT);
+		if (t->signalled) /* a signal waits in the buffer (hg_signal) */
+			hg_flush(t);
+		t->signalled = 0;
 		return in_loop;
 	}
 	hg_unlock_event(t, m, HG_LOCK_WAIT | HG_LOCK_RECORD | mark << HG_LOCK_MARK_SHIFT);
 	hg_flush(t);
+	t->signalled = 0;
 	hg_published(t, (uint8_t)mark);
 	return in_loop;
 }
@@ -563,7 +605,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, m);
+	int in_loop = hg_wait_begin(t, c, m);
 	int r = REAL(pthread_cond_wait)(c, m);
 	hg_wait_end(t, c, m, in_loop, r);
 	return r;
@@ -573,7 +615,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 {
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, m);
+	int in_loop = hg_wait_begin(t, c, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
 	hg_wait_end(t, c, m, in_loop, r);
 	return r;
@@ -583,7 +625,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 {
 	resolve_pthread_cond_clockwait();
 	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, m);
+	int in_loop = hg_wait_begin(t, c, m);
 	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
 	hg_wait_end(t, c, m, in_loop, r);
 	return r;
