@@ -190,6 +190,10 @@ func xfailOf(x map[string]xfail, prog, cfg string) (xfail, bool) {
 
 var reportRE = regexp.MustCompile(`Location is global '([^']+)'`)
 
+// heapReportRE matches a report's heap location and names its
+// allocating function.
+var heapReportRE = regexp.MustCompile(`Location is heap block .*allocated by thread T\d+ at:\n    #0 ([^ +(]+)`)
+
 // heapSiteRE matches a report's heap location allocated in function f.
 func heapSiteRE(f string) *regexp.Regexp {
 	return regexp.MustCompile(`Location is heap block .*allocated by thread T\d+ at:\n    #0 ` + regexp.QuoteMeta(f) + `\b`)
@@ -201,6 +205,9 @@ func verdictOf(t *testing.T, p raceProg, hg, env string) (race bool, named []str
 	race = strings.Contains(string(out.stderr), "WARNING: hgrewrite: data race")
 	for _, m := range reportRE.FindAllStringSubmatch(string(out.stderr), -1) {
 		named = append(named, m[1])
+	}
+	for _, m := range heapReportRE.FindAllStringSubmatch(string(out.stderr), -1) {
+		named = append(named, "heap:"+m[1])
 	}
 	return race, named, out.status, out
 }
