@@ -100,6 +100,17 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 	return (uint64_t *)(chunk + ((addr >> SH_GRANULE_SHIFT) & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES);
 }
 
+/* hg_first_bytes and hg_next_bytes walk an access granule by granule:
+ * the bytes (a mask of 4 bits) it covers in its first granule, from
+ * offset off, and in a later one, with left bytes to cover from that
+ * granule's start. */
+static inline uint64_t hg_first_bytes(uint64_t off, uint64_t size)
+{
+	return off + size > 4 ? (0xfull << off) & 0xf : ((1ull << size) - 1) << off;
+}
+
+static inline uint64_t hg_next_bytes(uint64_t left) { return left >= 4 ? 0xf : (1ull << left) - 1; }
+
 /* hg_access_tid is the thread of a history word. */
 static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
 
@@ -486,12 +497,12 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
 	if (off + size <= 4)
-		return hg_granule(t, cell, epoch, ((1ull << size) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, addr,
+		return hg_granule(t, cell, epoch, hg_first_bytes(off, size) << SH_TOUCHED_SHIFT, write, info, locks, addr,
 				  size);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
-	uint64_t m = (0xfull << off) & 0xf;
+	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
 		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, addr, size))
 			return 0;
@@ -499,7 +510,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 			return 1;
 		left -= 4;
 		cell += SH_CELL_WORDS;
-		m = left >= 4 ? 0xf : (1ull << left) - 1;
+		m = hg_next_bytes(left);
 	}
 }
 
@@ -745,7 +756,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
 	uint64_t off = addr & 3, left = off + size; /* bytes from the first granule's start */
-	uint64_t m = left >= 4 ? (0xfull << off) & 0xf : ((1ull << size) - 1) << off;
+	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
 		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
 		if (((v >> SH_TOUCHED_SHIFT) & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0 ||
@@ -755,7 +766,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 			return 1;
 		left -= 4;
 		c += SH_CELL_WORDS;
-		m = left >= 4 ? 0xf : (1ull << left) - 1;
+		m = hg_next_bytes(left);
 	}
 }
 

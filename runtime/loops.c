@@ -1,7 +1,8 @@
 /* loops.c: run-time support for the loops the rewriter found (package
  * loops). It owns the set of spin variables (hg_spin_*), the set of
  * mutexes used with condition variables (hg_cvm_*), and a load that cannot
- * fault (hg_safe_load).
+ * fault (hg_safe_load), and which mutex each condition variable is
+ * waited with (hg_cvm_wait).
  *
  * A spinning-read loop's condition loads are acquires (after the load) and
  * the stores the rewriter could match to them statically are releases
@@ -131,4 +132,27 @@ __attribute__((target("general-regs-only"))) void hg_cvm_note(uint64_t m)
 int hg_cvm_is(uint64_t m)
 {
 	return hg_set_has(&hg_cv_mutexes, m);
+}
+
+/* Which mutex a condition variable's waiters use: the last one a wait
+ * named, as m ^ hash(c) in c's slot (a slot another variable took reads
+ * as another mutex; an empty slot, as any). Written before the waiter
+ * releases the mutex in the wait, so a signaller that holds it reads it
+ * (wrappers.c, hg_signal). */
+#define HG_CV_SLOTS 1024
+static uint64_t hg_cv_mutex[HG_CV_SLOTS];
+
+static uint64_t hg_cv_hash(uint64_t c) { return c * 0x9e3779b97f4a7c15ull; }
+
+void hg_cvm_wait(uint64_t c, uint64_t m)
+{
+	hg_cvm_note(m);
+	uint64_t h = hg_cv_hash(c);
+	__atomic_store_n(&hg_cv_mutex[h >> 54], m ^ h, __ATOMIC_RELAXED);
+}
+
+int hg_cvm_waited_with(uint64_t c, uint64_t m)
+{
+	uint64_t h = hg_cv_hash(c), v = __atomic_load_n(&hg_cv_mutex[h >> 54], __ATOMIC_RELAXED);
+	return m != 0 && (v == 0 || (v ^ h) == m);
 }

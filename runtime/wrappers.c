@@ -481,27 +481,6 @@ DEFINE_REAL(int, pthread_cond_wait, pthread_cond_t *, pthread_mutex_t *)
 DEFINE_REAL(int, pthread_cond_timedwait, pthread_cond_t *, pthread_mutex_t *, const struct timespec *)
 DEFINE_REAL(int, pthread_cond_clockwait, pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *)
 
-/* Which mutex a condition variable's waiters use: the last one a wait
- * named, as m ^ hash(c) in c's slot (a slot another variable took reads
- * as another mutex; an empty slot, as any). Written before the waiter
- * releases the mutex in the wait, so a signaller that holds it reads it. */
-#define HG_CV_SLOTS 1024
-static uint64_t hg_cv_mutex[HG_CV_SLOTS];
-
-static uint64_t hg_cv_hash(const void *c) { return (uint64_t)(uintptr_t)c * 0x9e3779b97f4a7c15ull; }
-
-static void hg_cv_waits_with(const void *c, const void *m)
-{
-	uint64_t h = hg_cv_hash(c);
-	__atomic_store_n(&hg_cv_mutex[h >> 54], (uint64_t)(uintptr_t)m ^ h, __ATOMIC_RELAXED);
-}
-
-static int hg_cv_used_with(const void *c, uint64_t m)
-{
-	uint64_t h = hg_cv_hash(c), v = __atomic_load_n(&hg_cv_mutex[h >> 54], __ATOMIC_RELAXED);
-	return m != 0 && (v == 0 || (v ^ h) == m);
-}
-
 /* hg_signal travels as an event with the thread's buffered accesses: one
  * call into Go for both. With hand-offs, a signal sent inside a
  * lock-protected region whose mutex the condition's waiters use stays in
@@ -521,7 +500,7 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 	if (!t)
 		return;
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
-	if (hg_opts.handoff && t->recording && hg_cv_used_with(c, t->region_mutex)) {
+	if (hg_opts.handoff && t->recording && hg_cvm_waited_with((uint64_t)(uintptr_t)c, t->region_mutex)) {
 		t->signalled = 1;
 		return;
 	}
@@ -573,8 +552,7 @@ static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t
 		return 0;
 	int in_loop = t->wait_mark;
 	t->wait_mark = 0;
-	hg_cvm_note((uint64_t)(uintptr_t)m);
-	hg_cv_waits_with(c, m);
+	hg_cvm_wait((uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m);
 	int mark = hg_opts.handoff ? hg_wait_mark(t, m) : -1;
 	if (mark < 0 || t->nrec_w <= mark) {
 		hg_unlock_event(t, m, HG_LOCK_WAIT);
