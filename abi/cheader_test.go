@@ -9,6 +9,7 @@ import (
 
 	"hgrewrite/abi"
 	"hgrewrite/msm"
+	"hgrewrite/runtime/detect"
 	"hgrewrite/shadow"
 )
 
@@ -83,6 +84,9 @@ func defines() [][]define {
 		num("HG_LOCKSTEP_READ", abi.LockStepRead, ""),
 		num("HG_LOCKSTEP_UNLOCK", abi.LockStepUnlock, ""),
 		num("HG_MAX_THREADS", abi.MaxThreads, ""),
+		num("HG_RL_WAYS", detect.ReadLogWays, "the reader log of reverse hand-offs (runtime/detect/readlog.go)"),
+		num("HG_RL_KEYS", detect.ReadLogKeys, ""),
+		hex("HG_RL_ALL", detect.ReadLogAll, ""),
 	}
 	cell := []define{
 		num("SH_GRANULE_SHIFT", shadow.GranuleShift, "shadow memory (package shadow)"),

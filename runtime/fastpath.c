@@ -281,19 +281,18 @@ void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
 	__atomic_store_n(&hg_handoff_keys[table], keys, __ATOMIC_RELEASE);
 }
 
-/* hg_handoff_news: may the hand-off table hold, under key, a segment the
- * thread (self, its clock row known) does not know yet? runtime/detect's
- * segTable.news over the same memory: an entry of the key whose epoch the
- * row does not cover, or, when the look-up would take the overflow
- * segment (the published writes: no entry of the key; the published
- * reads: always), an overflow the thread was not told it knows. A way
- * being rewritten counts as news. */
-static int hg_handoff_news(struct hg_thread *t, int table, uint64_t key, uint64_t self, const uint64_t *known)
+/* hg_handoff_news: may the published writes (runtime/detect's wrSegs)
+ * hold, under key, a segment the thread (self, its clock row known) does
+ * not know yet? segTable.news over the same memory: an entry of the key
+ * whose epoch the row does not cover, or, when the key has no entry, an
+ * overflow segment the thread was not told it knows. A way being
+ * rewritten counts as news. */
+static int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
 {
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[table], __ATOMIC_ACQUIRE);
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
 	if (!base)
 		return 0; /* nothing published yet */
-	uint32_t bits = hg_handoff_bits[table];
+	uint32_t bits = hg_handoff_bits[0];
 	uint64_t i = bits ? (key >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
 	uint64_t *ways = (uint64_t *)(base + 64) + i * 16;
 	int found = 0;
@@ -308,18 +307,76 @@ static int hg_handoff_news(struct hg_thread *t, int table, uint64_t key, uint64_
 		if (tid != self && known[tid] < clock)
 			return 1;
 	}
-	if (table == 1 || !found) {
+	if (!found) {
 		uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
-		if (over && t->over_known[table] != over)
+		if (over && t->over_known[0] != over)
 			return 1;
+	}
+	return 0;
+}
+
+/* One way of the reader log (runtime/detect/readlog.go, rlWay): the
+ * granules a thread's regions read under a mutex, and the epoch of the
+ * latest. seq is odd while the Go side writes the way. */
+struct hg_rlway {
+	uint64_t seq, mutex, epoch, n;
+	uint64_t keys[HG_RL_KEYS];
+};
+
+/* hg_rlway_news: does the way hold, for a writer under mutex m, a region
+ * the thread does not know yet that read a granule of [lo, hi)? */
+static int hg_rlway_news(const struct hg_rlway *w, uint64_t m, uint64_t lo, uint64_t hi, uint64_t self, const uint64_t *known)
+{
+	uint64_t s = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+	if (s & 1)
+		return 1;
+	if (__atomic_load_n(&w->mutex, __ATOMIC_ACQUIRE) != m)
+		return 0;
+	uint64_t e = __atomic_load_n(&w->epoch, __ATOMIC_ACQUIRE), tid = e >> 48, clock = e & ((1ull << 48) - 1);
+	if (tid == self || known[tid] >= clock)
+		return __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) != s;
+	uint64_t n = __atomic_load_n(&w->n, __ATOMIC_ACQUIRE);
+	if (n > HG_RL_KEYS)
+		return 1; /* HG_RL_ALL: every variable */
+	for (uint64_t j = 0; j < n; j++) {
+		uint64_t g = __atomic_load_n(&w->keys[j], __ATOMIC_RELAXED) - 1;
+		if (g >= lo && g < hi)
+			return 1;
+	}
+	return __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE) != s;
+}
+
+/* hg_readers_news: may the reader log hold, for a write of [addr,
+ * addr+size) inside a region, a region of another thread under a mutex
+ * this thread holds that read what it writes and that the thread does not
+ * know yet? runtime/detect's readLog.news for each mutex held (in either
+ * mode: the Go side asks only for those held in write mode), and the
+ * log's overflow, which every writer looks at. */
+static int hg_readers_news(struct hg_thread *t, uint64_t addr, uint64_t size, uint64_t self, const uint64_t *known)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
+	if (!base)
+		return 0; /* nothing published yet */
+	uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
+	if ((over && t->over_known[1] != over) || t->held_over)
+		return 1;
+	uint32_t bits = hg_handoff_bits[1];
+	uint64_t lo = addr & ~3ull, hi = addr + size;
+	for (int h = 0; h < t->nheld_tab; h++) {
+		uint64_t m = t->held_m[h];
+		uint64_t i = bits ? (m >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
+		const struct hg_rlway *w = (const struct hg_rlway *)(base + 64) + i * HG_RL_WAYS;
+		for (int j = 0; j < HG_RL_WAYS; j++)
+			if (hg_rlway_news(&w[j], m, lo, hi, self, known))
+				return 1;
 	}
 	return 0;
 }
 
 /* hg_handoff_quiet: an access inside a lock-protected region for which
  * the Go side's hand-off look-ups (runtime/detect/handoff.go: a read in
- * the published writes by its address, a write in the published reads
- * granule by granule) would find nothing the thread does not know. Then
+ * the published writes by its address, a write in the reader log of the
+ * mutexes held) would find nothing the thread does not know. Then
  * the access needs them not, and the fast path may settle it as one made
  * outside a region. */
 HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t size, uint32_t flags)
@@ -329,12 +386,10 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 		return 0;
 	uint64_t self = (uint64_t)t->tid;
 	known += self * HG_MAX_THREADS;
-	if ((flags & HG_READ) && hg_handoff_news(t, 0, addr + 1, self, known))
+	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known))
 		return 0;
-	if (flags & HG_WRITE)
-		for (uint64_t a = addr & ~3ull; a < addr + size; a += 4)
-			if (hg_handoff_news(t, 1, a + 1, self, known))
-				return 0;
+	if ((flags & HG_WRITE) && hg_readers_news(t, addr, size, self, known))
+		return 0;
 	return 1;
 }
 

@@ -59,6 +59,10 @@
 #define HG_LOCKSTEP_READ 2
 #define HG_LOCKSTEP_UNLOCK 3
 #define HG_MAX_THREADS 65536
+/* the reader log of reverse hand-offs (runtime/detect/readlog.go) */
+#define HG_RL_WAYS 8
+#define HG_RL_KEYS 32
+#define HG_RL_ALL 0x8000000000000000ull
 
 /* shadow memory (package shadow) */
 #define SH_GRANULE_SHIFT 2

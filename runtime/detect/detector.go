@@ -32,8 +32,8 @@ type Detector struct {
 	handles  map[uint64]int32      // pthread_t -> tid
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
-	wrSeg    *wrSegs // DS of the write/read relation (cond.go)
-	rdSeg    *rdSegs // the readers' side of lock hand-offs (handoff.go, reverse hand-offs)
+	wrSeg    *wrSegs  // DS of the write/read relation (cond.go)
+	rdSeg    *readLog // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
 
@@ -82,7 +82,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
 		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
-		rdSeg: newRdSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffReads, keys, rdSegBits) })}
+		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}

@@ -232,7 +232,7 @@ func newWrSegs(published func(keys uintptr)) *wrSegs {
 	return &wrSegs{newSegTable(wrSegBits, published)}
 }
 
-const wrSegBits, rdSegBits = 13, 14
+const wrSegBits = 13
 
 // wrKey is a's key: variables are published by exact address (0 is free).
 func wrKey(a uint64) uint64 { return a + 1 }
@@ -306,7 +306,7 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 // region writes (or frees) the links and entries the readers' regions
 // read, and its later delete is ordered after the readers' uses. So is
 // a map swapped under a lock and destroyed outside it. Regions that read
-// publish their recorded reads (rdSegs); a write in a region (a free
+// publish their recorded reads (readLog); a write in a region (a free
 // made there counts, for the block's first bytes) joins the segments
 // published for what it writes, if the writer holds one of the mutexes
 // the reader held.
@@ -348,22 +348,23 @@ func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
 
 // handoffWrite runs before t's write of [addr, addr+size) inside a
 // lock-protected region: t joins the published read segments of the
-// words written (the first handoffWriteWords) whose readers held a mutex
-// t holds now in write mode.
+// granules written (the first handoffWriteWords) whose readers held, in
+// their regions, a mutex t holds now in write mode (readLog).
 func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	if !d.opts.Handoff || !d.opts.Lib {
 		return
 	}
 	joined := false
-	end := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
-	for a := addr &^ (shadow.GranuleSize - 1); a < end; a += shadow.GranuleSize {
-		segs, over := d.rdSeg.table.news(granuleKey(a), uint16(t.tid), t.vc)
-		for _, seg := range segs {
-			joined = d.joinReader(t, seg) || joined
+	lo := addr &^ (shadow.GranuleSize - 1)
+	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
+	for m, n := range t.depth {
+		if n > 0 && d.locks.Contains(t.writeHeld, m) {
+			d.rdSeg.news(t, m, lo, hi, func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined })
 		}
-		joined = d.joinReader(t, over) || joined
-		t.knowOverflow(HandoffReads, over)
 	}
+	over := d.rdSeg.over.Load()
+	joined = d.joinReader(t, over) || joined
+	t.knowOverflow(HandoffReads, over)
 	if joined {
 		d.tick(t)
 	}
@@ -398,45 +399,7 @@ func (d *Detector) writeHeldBy(seg *wrSeg, t *thread) bool {
 // start) that handoffWrite looks up.
 const handoffWriteWords = 64
 
-// rdSegs maps a variable to the segments of the last regions, one per
-// reading thread, that read it. Entries are keyed by granule: reads are
-// recorded at their first byte, writes looked up granule by granule.
-type rdSegs struct{ table *segTable }
-
-func newRdSegs(published func(keys uintptr)) *rdSegs {
-	return &rdSegs{newSegTable(rdSegBits, published)}
-}
-
+// granuleKey is the reader log's key of the granule holding a (0 is
+// free): reads are recorded at their first byte, writes looked up granule
+// by granule.
 func granuleKey(a uint64) uint64 { return a&^(shadow.GranuleSize-1) + 1 }
-
-// put makes seg a reader segment of each of addrs. It replaces
-// the entries it dominates: the same thread's earlier ones, and other
-// threads' that it happens after, read under no mutex it lacks (a writer
-// that would join them joins seg, and their past with it). Two threads
-// that take turns on a variable under its mutex then keep one entry.
-func (r *rdSegs) put(seg *wrSeg, addrs []uint64) {
-	dominated := func(e shadow.Epoch, old *wrSeg) bool {
-		if e.TID() != seg.tid && seg.vc.Get(e.TID()) < e.Clock() {
-			return false // seg does not happen after old
-		}
-		return old == nil || old.dominatedBy(seg)
-	}
-	r.table.warm(addrs, granuleKey)
-	for _, a := range addrs {
-		r.table.put(granuleKey(a), seg, dominated, nil)
-	}
-}
-
-// dominatedBy reports whether seg happens before later and was published
-// under no mutex that later was not.
-func (seg *wrSeg) dominatedBy(later *wrSeg) bool {
-	if seg.tid != later.tid && later.vc.Get(seg.tid) < seg.clock {
-		return false
-	}
-	for _, m := range seg.mutexes {
-		if !later.under(m) {
-			return false
-		}
-	}
-	return true
-}

@@ -277,7 +277,7 @@ func TestHandOffUnrelatedRegions(t *testing.T) {
 // later publication evicts earlier ones into the slot's overflow.
 func tinyTables(b *bench) {
 	b.d.wrSeg = &wrSegs{newSegTable(0, nil)}
-	b.d.rdSeg = &rdSegs{newSegTable(0, nil)}
+	b.d.rdSeg = newReadLog(0, nil)
 }
 
 // A hand-off survives eviction: between the publication and the use,
@@ -297,9 +297,11 @@ func TestHandOffEvicted(t *testing.T) {
 			b.flush(t1, wr(data, 8, 0x1001), lock(mu, begin), wr(head, 8, 0x1002), unlock(mu, end))
 		}
 		for i := uint64(0); i < 3*segWays; i++ {
-			v := 0x30000 + 8*i
+			// the reader log keeps a thread's reads under one mutex in
+			// one way: other mutexes take the others
+			v, m := 0x30000+8*i, mu2+0x100*i
 			b.region(noise).reads, b.region(noise).writes = []uint64{v}, []uint64{v}
-			b.flush(noise, lock(mu2, begin), rd(v, 8, 0x3001), wr(v, 8, 0x3002), unlock(mu2, end))
+			b.flush(noise, lock(m, begin), rd(v, 8, 0x3001), wr(v, 8, 0x3002), unlock(m, end))
 		}
 		if reverse {
 			b.region(t2).writes = []uint64{head}

@@ -92,7 +92,7 @@ type HandoffTable int
 
 const (
 	HandoffWrites HandoffTable = iota // wrSegs: published writes, looked up by reads
-	HandoffReads                      // rdSegs: published reads, looked up by writes
+	HandoffReads                      // readLog: published reads, looked up by writes
 )
 
 // Event is one buffered event of a thread, laid out as the C side's struct

@@ -11,8 +11,8 @@ import (
 )
 
 // segTable maps variables to published segments: the writers' side of
-// the write/read relation and of lock hand-offs (wrSegs), and the
-// readers' side of reverse hand-offs (rdSegs). It is set-associative:
+// the write/read relation and of lock hand-offs (wrSegs; the readers'
+// side is kept by mutex, readLog). It is set-associative:
 // a variable's key picks a slot, whose ways hold up to segWays entries,
 // read without locks (every access inside a lock-protected region looks
 // here). Nothing published is lost: when a slot is full, its least

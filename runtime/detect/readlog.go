@@ -1,0 +1,283 @@
+package detect
+
+import (
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"hgrewrite/shadow"
+)
+
+// readLog is the readers' side of reverse hand-offs (handoff.go): for each
+// mutex, the reads of the latest region of each thread that read under it.
+// A region's reads are published at its unlock, and only a writer that
+// holds the same mutex ever looks them up, so they are kept by mutex: one
+// way per (mutex, thread) holds the granules the thread's regions read
+// and the segment of the latest of them. Publishing a region is then one
+// way written under one stripe lock, where keeping them by variable cost
+// a table entry per variable read (locks and read-mostly programs read
+// far more under their locks than they write).
+//
+// A thread's later region under the mutex merges into its way: the reads
+// of both, under the later segment. So does another thread's region that
+// happens after the way's (two threads taking turns on data under its
+// mutex keep one way). A writer that wrote what the earlier region read
+// is then ordered after the later one, which took the mutex after it:
+// no more than a happens-before detector orders through the lock. Past
+// readKeys granules, a way stands for every variable (rlAll). When a
+// slot's ways are all taken, the least recently written is folded into
+// the overflow segment, which every writer under its mutexes joins:
+// nothing published is lost.
+//
+// The ways live outside the Go heap when they can (rlMemory), where the
+// C fast path reads them (runtime/fastpath.c, hg_readers_news): a write
+// in a region that no way of a held mutex has news for is settled there.
+type readLog struct {
+	alloc sync.Once
+	bits  uint
+	ways  []rlWay                 // 1<<bits slots of rlWays, by mutex
+	segs  []atomic.Pointer[wrSeg] // each way's segment
+	used  []uint32                // each way's last write, in puts to its slot (under the stripe)
+	puts  []uint32                // per slot
+	mu    [64]sync.Mutex          // put takes its slot's stripe
+	// over is the evicted ways folded together (nil while none was);
+	// overID is its id where the C side reads it (the mapping's first
+	// word)
+	over      atomic.Pointer[wrSeg]
+	overID    *atomic.Uint64
+	overMu    sync.Mutex
+	published func(base uintptr)
+}
+
+// The reader log's shape, which the C side reads (runtime/hgabi.h).
+const (
+	ReadLogWays = 8       // ways per slot
+	ReadLogKeys = 32      // granules a way keeps (a region records HG_REC reads)
+	ReadLogAll  = 1 << 63 // a way's n: it stands for every variable
+	ReadLogBits = 10      // 1<<ReadLogBits slots
+)
+
+const (
+	rlWays   = ReadLogWays
+	readKeys = ReadLogKeys
+	rlAll    = ReadLogAll
+)
+
+// rlWay is one (mutex, thread) way, laid out for the C side (struct
+// hg_rlway). A writer makes seq odd, writes the rest, and makes seq even
+// again; a reader that sees seq odd or changed takes the way as news.
+type rlWay struct {
+	seq   atomic.Uint64
+	mutex atomic.Uint64 // 0: free
+	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
+	n     atomic.Uint64 // keys held, or rlAll
+	keys  [readKeys]atomic.Uint64
+}
+
+func newReadLog(bits uint, published func(base uintptr)) *readLog {
+	return &readLog{bits: bits, published: published}
+}
+
+// init maps the ways on first use: a program that never reads under a
+// lock does not pay for them.
+func (r *readLog) init() {
+	r.alloc.Do(func() {
+		n := (1 << r.bits) * rlWays
+		over, ways, base := rlMemory(n)
+		r.overID, r.ways = over, ways
+		r.segs = make([]atomic.Pointer[wrSeg], n)
+		r.used = make([]uint32, n)
+		r.puts = make([]uint32, 1<<r.bits)
+		if base != 0 && r.published != nil {
+			r.published(base)
+		}
+	})
+}
+
+// rlMemory maps n ways after a 64-byte header whose first word is the
+// overflow's id, or makes them in the Go heap when it cannot (the fast
+// path then looks nothing up).
+func rlMemory(n int) (over *atomic.Uint64, ways []rlWay, base uintptr) {
+	const header = 64
+	size := header + n*int(unsafe.Sizeof(rlWay{}))
+	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return new(atomic.Uint64), make([]rlWay, n), 0
+	}
+	p := unsafe.Pointer(unsafe.SliceData(mem))
+	return (*atomic.Uint64)(p), unsafe.Slice((*rlWay)(unsafe.Add(p, header)), n), uintptr(p)
+}
+
+// slot is mutex m's first way (runtime/fastpath.c computes it too).
+func (r *readLog) slot(m uint64) int {
+	return int(segSlotIndex(m, r.bits)) * rlWays
+}
+
+// put publishes the reads addrs of seg's region under each of its
+// mutexes.
+func (r *readLog) put(seg *wrSeg, addrs []uint64) {
+	if len(addrs) == 0 {
+		return
+	}
+	r.init()
+	for _, m := range seg.mutexes {
+		r.putUnder(m, seg, addrs)
+	}
+}
+
+func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
+	base := r.slot(m)
+	mu := &r.mu[(base/rlWays)%len(r.mu)]
+	mu.Lock()
+	defer mu.Unlock()
+	var keys [readKeys]uint64
+	n, all := 0, false
+	add := func(k uint64) {
+		for _, x := range keys[:n] {
+			if x == k {
+				return
+			}
+		}
+		if n == readKeys {
+			all = true
+			return
+		}
+		keys[n] = k
+		n++
+	}
+	target, free := -1, -1
+	for i := base; i < base+rlWays; i++ {
+		w := &r.ways[i]
+		switch wm := w.mutex.Load(); {
+		case wm == 0:
+			if free < 0 {
+				free = i
+			}
+		case wm == m && r.covered(i, seg):
+			// seg's region happens after this way's: it takes the
+			// way's reads (its own thread's earlier regions, or another
+			// thread's before it)
+			if wn := w.n.Load(); wn == rlAll {
+				all = true
+			} else {
+				for j := range wn {
+					add(w.keys[j].Load())
+				}
+			}
+			if target < 0 {
+				target = i
+			} else {
+				r.clear(i)
+			}
+		}
+	}
+	for _, a := range addrs {
+		add(granuleKey(a))
+	}
+	if target < 0 {
+		target = free
+	}
+	if target < 0 {
+		target = r.evict(base)
+	}
+	r.puts[base/rlWays]++
+	r.used[target] = r.puts[base/rlWays]
+	w := &r.ways[target]
+	w.seq.Add(1)
+	for j := range n {
+		w.keys[j].Store(keys[j])
+	}
+	if all {
+		w.n.Store(rlAll)
+	} else {
+		w.n.Store(uint64(n))
+	}
+	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
+	r.segs[target].Store(seg)
+	w.mutex.Store(m)
+	w.seq.Add(1)
+}
+
+// covered reports whether way i's segment happens before seg (under the
+// stripe).
+func (r *readLog) covered(i int, seg *wrSeg) bool {
+	old := r.segs[i].Load()
+	return old != nil && (old.tid == seg.tid || seg.vc.Get(old.tid) >= old.clock)
+}
+
+// clear frees way i (under the stripe).
+func (r *readLog) clear(i int) {
+	w := &r.ways[i]
+	w.seq.Add(1)
+	w.mutex.Store(0)
+	r.segs[i].Store(nil)
+	w.seq.Add(1)
+}
+
+// evict frees a way of the full slot at base: one whose segment the
+// overflow already covers, else the least recently written one, folded
+// into the overflow.
+func (r *readLog) evict(base int) int {
+	over := r.over.Load()
+	victim := base
+	puts := r.puts[base/rlWays]
+	for i := base; i < base+rlWays; i++ {
+		if over != nil && over.covers(r.segs[i].Load()) {
+			victim = i
+			break
+		}
+		if puts-r.used[i] > puts-r.used[victim] {
+			victim = i
+		}
+	}
+	if over == nil || !over.covers(r.segs[victim].Load()) {
+		r.overMu.Lock()
+		over = folded(r.over.Load(), r.segs[victim].Load())
+		r.over.Store(over)
+		r.overID.Store(over.id)
+		r.overMu.Unlock()
+	}
+	r.clear(victim)
+	return victim
+}
+
+// news calls fn with each segment published under mutex m, for a region
+// that read a granule of [lo, hi) (granule-aligned lo), that t does not
+// know yet, and returns the overflow (nil while none).
+func (r *readLog) news(t *thread, m, lo, hi uint64, fn func(*wrSeg)) *wrSeg {
+	if r.ways == nil {
+		return nil
+	}
+	base := r.slot(m)
+	for i := base; i < base+rlWays; i++ {
+		w := &r.ways[i]
+		s := w.seq.Load()
+		if s&1 != 0 || w.mutex.Load() != m {
+			continue // being written: by a region of another mutex (publications under m are waited for)
+		}
+		e := shadow.Epoch(w.epoch.Load())
+		if e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) || !w.reads(lo, hi) {
+			continue
+		}
+		if seg := r.segs[i].Load(); seg != nil && w.seq.Load() == s {
+			fn(seg)
+		}
+	}
+	return r.over.Load()
+}
+
+// reads reports whether the way holds a granule of [lo, hi).
+func (w *rlWay) reads(lo, hi uint64) bool {
+	n := w.n.Load()
+	if n == rlAll {
+		return true
+	}
+	for j := range min(n, readKeys) {
+		if g := w.keys[j].Load() - 1; g >= lo && g < hi {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package detect
+
+import (
+	"testing"
+
+	"hgrewrite/shadow"
+)
+
+// readerSeg is a reader segment of thread tid at clock, whose clock knows
+// the threads in after up to the given clocks, published under m.
+func readerSeg(tid uint16, clock uint64, m uint64, after map[uint16]uint64) *wrSeg {
+	vc := shadow.NewVC(tid)
+	vc.Set(tid, clock)
+	for u, c := range after {
+		vc.Set(u, c)
+	}
+	seg := &wrSeg{vc: vc, tid: tid, clock: clock}
+	seg.mutexes = append(seg.one[:0], m)
+	return seg
+}
+
+// found lists the segments a writer t under m finds news in for [lo, hi).
+func found(r *readLog, t *thread, m, lo, hi uint64) []*wrSeg {
+	var segs []*wrSeg
+	r.news(t, m, lo, hi, func(s *wrSeg) { segs = append(segs, s) })
+	return segs
+}
+
+func writerOf(tid uint16) *thread {
+	return &thread{tid: int32(tid), vc: shadow.NewVC(tid)}
+}
+
+func TestReadLogMergesAThreadsRegions(t *testing.T) {
+	r := newReadLog(0, nil)
+	const m = 0x7000
+	first, second := readerSeg(1, 5, m, nil), readerSeg(1, 9, m, nil)
+	r.put(first, []uint64{0x1000, 0x1008})
+	r.put(second, []uint64{0x2000})
+	w := writerOf(2)
+	// the first region's read is still there, under the later segment
+	if got := found(r, w, m, 0x1008, 0x100c); len(got) != 1 || got[0] != second {
+		t.Fatalf("write of the first region's read found %v, want the second segment", got)
+	}
+	if got := found(r, w, m, 0x2000, 0x2004); len(got) != 1 || got[0] != second {
+		t.Fatalf("write of the second region's read found %v", got)
+	}
+	if got := found(r, w, m, 0x3000, 0x3004); len(got) != 0 {
+		t.Fatalf("write of nothing read found %v", got)
+	}
+	if got := found(r, w, m+0x40, 0x1000, 0x1004); len(got) != 0 {
+		t.Fatalf("a writer under another mutex found %v", got)
+	}
+	// a writer that knows the segment has no news
+	w.vc.Set(1, 9)
+	if got := found(r, w, m, 0x1000, 0x1004); len(got) != 0 {
+		t.Fatalf("a writer ordered after the reader found %v", got)
+	}
+}
+
+func TestReadLogKeepsUnorderedReaders(t *testing.T) {
+	r := newReadLog(0, nil)
+	const m = 0x7000
+	a, b := readerSeg(1, 5, m, nil), readerSeg(2, 3, m, nil)
+	r.put(a, []uint64{0x1000})
+	r.put(b, []uint64{0x1000})
+	if got := found(r, writerOf(3), m, 0x1000, 0x1004); len(got) != 2 {
+		t.Fatalf("two unordered readers: found %d segments, want both", len(got))
+	}
+	// a third reader ordered after both takes their ways over
+	c := readerSeg(4, 2, m, map[uint16]uint64{1: 5, 2: 3})
+	r.put(c, []uint64{0x5000})
+	got := found(r, writerOf(3), m, 0x1000, 0x1004)
+	if len(got) != 1 || got[0] != c {
+		t.Fatalf("after a reader ordered after both: found %v, want only its segment", got)
+	}
+}
+
+func TestReadLogSaturates(t *testing.T) {
+	r := newReadLog(0, nil)
+	const m = 0x7000
+	var seg *wrSeg
+	for i := uint64(0); i < 3; i++ {
+		addrs := make([]uint64, ReadLogKeys)
+		for j := range addrs {
+			addrs[j] = 0x10000 + (i*ReadLogKeys+uint64(j))*8
+		}
+		seg = readerSeg(1, 5+i, m, nil)
+		r.put(seg, addrs)
+	}
+	// more granules than a way keeps: it stands for every variable
+	if got := found(r, writerOf(2), m, 0x900000, 0x900004); len(got) != 1 || got[0] != seg {
+		t.Fatalf("a saturated way found %v for an address never read, want the latest segment", got)
+	}
+}
+
+func TestReadLogEvictsIntoOverflow(t *testing.T) {
+	r := newReadLog(0, nil)
+	first := readerSeg(1, 5, 0x7000, nil)
+	r.put(first, []uint64{0x1000})
+	for i := uint64(0); i < 2*ReadLogWays; i++ {
+		r.put(readerSeg(uint16(2+i), 1, 0x8000+0x40*i, nil), []uint64{0x2000})
+	}
+	if got := found(r, writerOf(99), 0x7000, 0x1000, 0x1004); len(got) != 0 {
+		t.Fatalf("the evicted way is still found: %v", got)
+	}
+	over := r.over.Load()
+	if over == nil || !over.covers(first) {
+		t.Fatalf("the overflow %v does not stand for the evicted reader", over)
+	}
+	if r.overID.Load() != over.id {
+		t.Fatalf("the overflow's id for the C side is %d, want %d", r.overID.Load(), over.id)
+	}
+}
