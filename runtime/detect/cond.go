@@ -90,11 +90,19 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 	if joinReads {
 		d.wrSeg.joinInto(t, t.cond.reads)
 	}
+	var wseg *wrSeg
 	if publish && len(t.cond.writes) > 0 {
-		d.publish(d.segmentOf(t, mutex, exclusive), t.cond.writes)
+		wseg = d.segmentOf(t, mutex, exclusive)
+		d.publish(wseg, t.cond.writes)
 	}
 	if d.opts.Handoff && len(t.cond.reads) > 0 {
-		d.rdSeg.put(d.readSegmentOf(t, mutex), t.cond.reads)
+		rseg := wseg
+		if rseg == nil || !exclusive || len(t.depth) > 0 {
+			// the two differ: reads are published under the locks
+			// held in either mode, writes under those held for writing
+			rseg = d.readSegmentOf(t, mutex)
+		}
+		d.rdSeg.put(rseg, t.cond.reads)
 	}
 	d.tick(t)
 	t.cond.end()

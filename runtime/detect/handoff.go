@@ -357,9 +357,16 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	joined := false
 	lo := addr &^ (shadow.GranuleSize - 1)
 	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
-	for m, n := range t.depth {
-		if n > 0 && d.locks.Contains(t.writeHeld, m) {
-			d.rdSeg.news(t, m, lo, hi, func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined })
+	join := func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined }
+	if len(t.depth) == 1 && t.depth[t.regionMutex] > 0 { // the region's mutex alone: no walk of the map
+		if d.locks.Contains(t.writeHeld, t.regionMutex) {
+			d.rdSeg.news(t, t.regionMutex, lo, hi, join)
+		}
+	} else {
+		for m, n := range t.depth {
+			if n > 0 && d.locks.Contains(t.writeHeld, m) {
+				d.rdSeg.news(t, m, lo, hi, join)
+			}
 		}
 	}
 	over := d.rdSeg.over.Load()
