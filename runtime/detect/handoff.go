@@ -76,12 +76,22 @@ func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) *wrSeg {
 	if mutex != 0 && exclusive {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
+	if t.holdsOnly(mutex) {
+		return seg
+	}
 	for m, n := range t.depth {
 		if n > 0 && m != mutex && d.locks.Contains(t.writeHeld, m) {
 			seg.mutexes = append(seg.mutexes, m)
 		}
 	}
 	return seg
+}
+
+// holdsOnly reports whether t holds no lock but m, if any (a cheaper
+// question than a walk of t.depth, which a region asks at every
+// publication).
+func (t *thread) holdsOnly(m uint64) bool {
+	return len(t.depth) == 0 || len(t.depth) == 1 && t.depth[m] > 0
 }
 
 // heldBy reports whether t holds one of the mutexes seg was written under.
@@ -338,6 +348,9 @@ func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
 	if mutex != 0 {
 		seg.mutexes = append(seg.mutexes, mutex)
 	}
+	if t.holdsOnly(mutex) {
+		return seg
+	}
 	for m, n := range t.depth {
 		if n > 0 && m != mutex {
 			seg.mutexes = append(seg.mutexes, m)
@@ -358,7 +371,7 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	lo := addr &^ (shadow.GranuleSize - 1)
 	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
 	join := func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined }
-	if len(t.depth) == 1 && t.depth[t.regionMutex] > 0 { // the region's mutex alone: no walk of the map
+	if t.holdsOnly(t.regionMutex) && len(t.depth) == 1 { // the region's mutex alone: no walk of the map
 		if d.locks.Contains(t.writeHeld, t.regionMutex) {
 			d.rdSeg.news(t, t.regionMutex, lo, hi, join)
 		}
