@@ -74,7 +74,7 @@ struct hg_event {
 #define HG_REC 32
 #define HG_HELD 8 /* mutexes whose hold counts the lock view keeps (lockview.c) */
 #define HG_FREE_CHECK 4096 /* bytes of a released block checked as written (runtime/detect/heap.go, freeCheckBytes) */
-#define HG_LKC 64 /* lockset transitions the lock view remembers (lockview.c) */
+#define HG_LKC 128 /* lockset transitions the lock view remembers (lockview.c) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset

@@ -26,10 +26,10 @@ __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec")));
 static struct hg_thread *_Atomic hg_list; /* every record, newest first */
 
 /* Thread records come from one reservation, bump-allocated without locks,
- * so registering is async-signal-safe: room for a record (3 KiB, most of
+ * so registering is async-signal-safe: room for a record (5 KiB, most of
  * it the lock view's transitions and the threadsets known) per thread id,
  * of which only the pages of records in use are memory. */
-#define HG_ARENA_BYTES (256u << 20)
+#define HG_ARENA_BYTES (512u << 20)
 _Static_assert(((sizeof(struct hg_thread) + 127) & ~(size_t)127) * HG_MAX_THREADS <= HG_ARENA_BYTES,
 	       "a record per thread id");
 #define HG_STACK_FRAMES 32
