@@ -87,6 +87,7 @@ func defines() [][]define {
 		num("HG_RL_WAYS", detect.ReadLogWays, "the reader log of reverse hand-offs (runtime/detect/readlog.go)"),
 		num("HG_RL_KEYS", detect.ReadLogKeys, ""),
 		hex("HG_RL_ALL", detect.ReadLogAll, ""),
+		num("HG_HANDOFF_IN_HEAP", detect.HandoffInHeap, "a hand-off table the fast path cannot read: every look-up is news"),
 	}
 	cell := []define{
 		num("SH_GRANULE_SHIFT", shadow.GranuleShift, "shadow memory (package shadow)"),

@@ -292,6 +292,8 @@ static int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, con
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
 	if (!base)
 		return 0; /* nothing published yet */
+	if (base == HG_HANDOFF_IN_HEAP)
+		return 1;
 	uint32_t bits = hg_handoff_bits[0];
 	uint64_t i = bits ? (key >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
 	uint64_t *ways = (uint64_t *)(base + 64) + i * 16;
@@ -357,6 +359,8 @@ static int hg_readers_news(struct hg_thread *t, uint64_t addr, uint64_t size, ui
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
 	if (!base)
 		return 0; /* nothing published yet */
+	if (base == HG_HANDOFF_IN_HEAP)
+		return 1;
 	uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
 	if ((over && t->over_known[1] != over) || t->held_over)
 		return 1;

@@ -63,6 +63,8 @@
 #define HG_RL_WAYS 8
 #define HG_RL_KEYS 32
 #define HG_RL_ALL 0x8000000000000000ull
+/* a hand-off table the fast path cannot read: every look-up is news */
+#define HG_HANDOFF_IN_HEAP 1
 
 /* shadow memory (package shadow) */
 #define SH_GRANULE_SHIFT 2

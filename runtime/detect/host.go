@@ -87,6 +87,12 @@ type Region interface {
 	KnowOverflow(table HandoffTable, id uint64)
 }
 
+// HandoffInHeap is the address PublishHandoffTable gives for a table
+// whose memory could not be mapped outside the Go heap: the C fast path
+// cannot read it and must take every look-up there as news (the Go side
+// decides).
+const HandoffInHeap = 1
+
 // HandoffTable names the hand-off tables the C fast path reads.
 type HandoffTable int
 

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -90,15 +91,15 @@ func (r *readLog) init() {
 		r.segs = make([]atomic.Pointer[wrSeg], n)
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)
-		if base != 0 && r.published != nil {
-			r.published(base)
+		if r.published != nil {
+			r.published(cmp.Or(base, HandoffInHeap))
 		}
 	})
 }
 
 // rlMemory maps n ways after a 64-byte header whose first word is the
-// overflow's id, or makes them in the Go heap when it cannot (the fast
-// path then looks nothing up).
+// overflow's id, or makes them in the Go heap when it cannot (base 0: the
+// fast path is then told HandoffInHeap).
 func rlMemory(n int) (over *atomic.Uint64, ways []rlWay, base uintptr) {
 	const header = 64
 	size := header + n*int(unsafe.Sizeof(rlWay{}))

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -91,7 +92,8 @@ func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
 // segment (0 while none), laid out for the C fast path: the id in the
 // first 8 of 64 bytes, then each slot's segWays ways of key and epoch.
 // It is mapped outside the Go heap (no Go pointers in it), or made in
-// the heap when it cannot be (the fast path then looks nothing up).
+// the heap when it cannot be (base 0: the fast path is then told
+// HandoffInHeap).
 func segKeys(slots int) (over *atomic.Uint64, ways []segWay, base uintptr) {
 	const header = 64
 	size := header + slots*segWays*int(unsafe.Sizeof(segWay{}))
@@ -187,8 +189,8 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 		}
 		st.overID = overID
 		st.slots.Store(&slots)
-		if base != 0 && st.published != nil {
-			st.published(base)
+		if st.published != nil {
+			st.published(cmp.Or(base, HandoffInHeap))
 		}
 	})
 	s, mu := st.slot(key)
