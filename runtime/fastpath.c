@@ -295,7 +295,7 @@ static int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, con
 	if (base == HG_HANDOFF_IN_HEAP)
 		return 1;
 	uint32_t bits = hg_handoff_bits[0];
-	uint64_t i = bits ? (key >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
+	uint64_t i = hg_hash(key >> 2, bits);
 	uint64_t *ways = (uint64_t *)(base + 64) + i * 16;
 	int found = 0;
 	for (int w = 0; w < 8; w++) {
@@ -368,7 +368,7 @@ static int hg_readers_news(struct hg_thread *t, uint64_t addr, uint64_t size, ui
 	uint64_t lo = addr & ~3ull, hi = addr + size;
 	for (int h = 0; h < t->nheld_tab; h++) {
 		uint64_t m = t->held_m[h];
-		uint64_t i = bits ? (m >> 2) * 0x9e3779b97f4a7c15ull >> (64 - bits) : 0;
+		uint64_t i = hg_hash(m >> 2, bits);
 		const struct hg_rlway *w = (const struct hg_rlway *)(base + 64) + i * HG_RL_WAYS;
 		for (int j = 0; j < HG_RL_WAYS; j++)
 			if (hg_rlway_news(&w[j], m, lo, hi, self, known))

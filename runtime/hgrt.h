@@ -303,6 +303,13 @@ void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the d
 
 /* The shadow layout the C side derives from hgabi.h (fastpath.c, shadow.c). */
 #define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
+
+/* hg_hash is the multiplicative hash the runtime's tables are indexed
+ * with: the top bits of key times 2^64 divided by the golden ratio (0 bits:
+ * 0). The Go side's hand-off tables use the same (runtime/detect,
+ * segSlotIndex), so that the fast path finds their slots. */
+#define HG_PHI64 0x9e3779b97f4a7c15ull
+static inline uint64_t hg_hash(uint64_t key, unsigned bits) { return bits ? key * HG_PHI64 >> (64 - bits) : 0; }
 #define HG_CELL_TID_MASK ((1ull << (SH_STATE_SHIFT - SH_TID_SHIFT)) - 1) /* a cell's tid field, shifted down */
 
 /* fastpath.c */

@@ -26,7 +26,7 @@
  * to the Go side for want of the lockset). */
 static inline struct hg_lkc *hg_lkc_pair(struct hg_thread *t, uint64_t key)
 {
-	return &t->lkc[((key * 0x9e3779b97f4a7c15ull) >> 58) * 2];
+	return &t->lkc[hg_hash(key, 6) * 2];
 }
 _Static_assert(HG_LKC == 128, "hg_lkc_pair takes 6 bits");
 

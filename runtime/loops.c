@@ -22,7 +22,7 @@
 /* An address set: a small lock-free open-addressing table that never
  * grows. 0 marks a free slot, 1 a forgotten entry (it keeps probe chains
  * intact and may be reused). */
-#define HG_SET_SLOTS 256 /* a power of two */
+#define HG_SET_SLOTS 256 /* 1 << 8: hg_set_hash */
 
 struct hg_addr_set {
 	uint64_t slots[HG_SET_SLOTS];
@@ -30,7 +30,7 @@ struct hg_addr_set {
 
 static inline uint32_t hg_set_hash(uint64_t a)
 {
-	return (uint32_t)((a >> 2) * 0x9e3779b97f4a7c15ull >> 56) & (HG_SET_SLOTS - 1);
+	return (uint32_t)hg_hash(a >> 2, 8);
 }
 
 /* hg_set_add adds a (not 0 or 1); it returns 0 when the set is full. */
@@ -142,7 +142,7 @@ int hg_cvm_is(uint64_t m)
 #define HG_CV_SLOTS 1024
 static uint64_t hg_cv_mutex[HG_CV_SLOTS];
 
-static uint64_t hg_cv_hash(uint64_t c) { return c * 0x9e3779b97f4a7c15ull; }
+static uint64_t hg_cv_hash(uint64_t c) { return c * HG_PHI64; } /* the top 10 bits index, the rest tags */
 
 void hg_cvm_wait(uint64_t c, uint64_t m)
 {

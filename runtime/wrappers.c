@@ -53,7 +53,7 @@ DEFINE_REAL(void, pthread_exit, void *)
 DEFINE_REAL(int, pthread_detach, pthread_t)
 
 /* publications under way, by mutex (hg_publish_begin below) */
-#define HG_PUB_SLOTS 256
+#define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
 static struct {
 	int32_t pending; /* publications under way */
 	char pad[60];
@@ -259,8 +259,7 @@ void pthread_exit(void *ret)
  * mutex: two mutexes that share one only wait longer. */
 static int32_t *hg_pub_slot(const volatile void *m)
 {
-	uint64_t h = (uint64_t)(uintptr_t)m * 0x9e3779b97f4a7c15ull;
-	return &hg_pub[h >> 56].pending;
+	return &hg_pub[hg_hash((uint64_t)(uintptr_t)m, 8)].pending;
 }
 
 /* hg_publish_begin is called before the real unlock of a region that
