@@ -104,15 +104,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
  * the bytes (a mask of 4 bits) it covers in its first granule, from
  * offset off, and in a later one, with left bytes to cover from that
  * granule's start. */
-static inline uint64_t hg_first_bytes(uint64_t off, uint64_t size)
+HG_INLINE static inline uint64_t hg_first_bytes(uint64_t off, uint64_t size)
 {
 	return off + size > 4 ? (0xfull << off) & 0xf : ((1ull << size) - 1) << off;
 }
 
-static inline uint64_t hg_next_bytes(uint64_t left) { return left >= 4 ? 0xf : (1ull << left) - 1; }
+HG_INLINE static inline uint64_t hg_next_bytes(uint64_t left) { return left >= 4 ? 0xf : (1ull << left) - 1; }
 
 /* hg_access_tid is the thread of a history word. */
-static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
+HG_INLINE static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
 
 /* hg_access_word packs an access for a cell's history (words 2 and 3,
  * shadow/cell.go) as runtime/detect does: m is the bytes the access covers
@@ -287,7 +287,7 @@ void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
  * whose epoch the row does not cover, or, when the key has no entry, an
  * overflow segment the thread was not told it knows. A way being
  * rewritten counts as news. */
-static int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
+HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
 	if (!base)
@@ -327,7 +327,7 @@ struct hg_rlway {
 
 /* hg_rlway_news: does the way hold, for a writer under mutex m, a region
  * the thread does not know yet that read a granule of [lo, hi)? */
-static int hg_rlway_news(const struct hg_rlway *w, uint64_t m, uint64_t lo, uint64_t hi, uint64_t self, const uint64_t *known)
+HG_INLINE static inline int hg_rlway_news(const struct hg_rlway *w, uint64_t m, uint64_t lo, uint64_t hi, uint64_t self, const uint64_t *known)
 {
 	uint64_t s = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
 	if (s & 1)
@@ -354,7 +354,7 @@ static int hg_rlway_news(const struct hg_rlway *w, uint64_t m, uint64_t lo, uint
  * know yet? runtime/detect's readLog.news for each mutex held (in either
  * mode: the Go side asks only for those held in write mode), and the
  * log's overflow, which every writer looks at. */
-static int hg_readers_news(struct hg_thread *t, uint64_t addr, uint64_t size, uint64_t self, const uint64_t *known)
+HG_INLINE static inline int hg_readers_news(struct hg_thread *t, uint64_t addr, uint64_t size, uint64_t self, const uint64_t *known)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
 	if (!base)

@@ -309,7 +309,10 @@ void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the d
  * 0). The Go side's hand-off tables use the same (runtime/detect,
  * segSlotIndex), so that the fast path finds their slots. */
 #define HG_PHI64 0x9e3779b97f4a7c15ull
-static inline uint64_t hg_hash(uint64_t key, unsigned bits) { return bits ? key * HG_PHI64 >> (64 - bits) : 0; }
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t hg_hash(uint64_t key, unsigned bits)
+{
+	return bits ? key * HG_PHI64 >> (64 - bits) : 0; /* general registers only: inlined into the entry points too */
+}
 #define HG_CELL_TID_MASK ((1ull << (SH_STATE_SHIFT - SH_TID_SHIFT)) - 1) /* a cell's tid field, shifted down */
 
 /* fastpath.c */

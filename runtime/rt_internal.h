@@ -28,6 +28,11 @@
  * saves them itself. */
 #define HG_FAST __attribute__((no_caller_saved_registers, target("general-regs-only"), used))
 #define HG_SLOW __attribute__((no_caller_saved_registers, target("general-regs-only"), noinline))
+/* A helper of the entry points: GCC inlines a function into one compiled
+ * for general registers only only if it is compiled so too; otherwise it
+ * stays a call, and the entry point saves every register it uses around
+ * it. */
+#define HG_INLINE __attribute__((target("general-regs-only"), always_inline))
 
 /* fastpath.c: the entry points, stored in the header's slots by start.c. */
 HG_FAST void hg_access(uint64_t addr, uint64_t info);
