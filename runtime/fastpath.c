@@ -122,10 +122,10 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 {
 	if (locks >= SH_ACCESS_LOCKS_UNKNOWN)
 		locks = SH_ACCESS_LOCKS_UNKNOWN;
-	uint64_t lg = 0, pc = HG_INFO_PC(info);
+	uint64_t pc = HG_INFO_PC(info), size = HG_INFO_SIZE(info);
 	uint64_t off = (uint64_t)__builtin_ctzll(m >> SH_TOUCHED_SHIFT);
-	while (lg < 7 && (1ull << lg) < HG_INFO_SIZE(info))
-		lg++;
+	/* log2 of the size, rounded up, at most 7 */
+	uint64_t lg = size <= 1 ? 0 : size > 64 ? 7 : 64 - (uint64_t)__builtin_clzll(size - 1);
 	if (pc >= 1ull << SH_ACCESS_PC_BITS)
 		pc = 0;
 	uint64_t acc = pc | tid << SH_ACCESS_TID_SHIFT |
