@@ -43,6 +43,7 @@ type readLog struct {
 	used  []uint32                // each way's last write, in puts to its slot (under the stripe)
 	puts  []uint32                // per slot
 	mu    [64]sync.Mutex          // put takes its slot's stripe
+	ready atomic.Bool             // the fields above are set: news may read them (a look-up does not go through alloc)
 	// over is the evicted ways folded together (nil while none was);
 	// overID is its id where the C side reads it (the mapping's first
 	// word)
@@ -91,6 +92,7 @@ func (r *readLog) init() {
 		r.segs = make([]atomic.Pointer[wrSeg], n)
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)
+		r.ready.Store(true)
 		if r.published != nil {
 			r.published(cmp.Or(base, HandoffInHeap))
 		}
@@ -248,8 +250,8 @@ func (r *readLog) evict(base int) int {
 // that read a granule of [lo, hi) (granule-aligned lo), that t does not
 // know yet, and returns the overflow (nil while none).
 func (r *readLog) news(t *thread, m, lo, hi uint64, fn func(*wrSeg)) *wrSeg {
-	if r.ways == nil {
-		return nil
+	if !r.ready.Load() {
+		return nil // nothing published yet
 	}
 	base := r.slot(m)
 	for i := base; i < base+rlWays; i++ {
