@@ -111,3 +111,57 @@ func TestReadLogEvictsIntoOverflow(t *testing.T) {
 		t.Fatalf("the overflow's id for the C side is %d, want %d", r.overID.Load(), over.id)
 	}
 }
+
+// Publications under many mutexes that share the log's one slot, from
+// several goroutines at once, while others look up: a look-up never sees
+// a half-written way as a region of its mutex (run with -race too), and
+// what a mutex's last region published stays found, in a way or in the
+// overflow.
+func TestReadLogConcurrent(t *testing.T) {
+	r := newReadLog(0, nil)
+	const workers, rounds = 12, 1000 // more mutexes than ways: evictions too
+	done := make(chan bool)
+	for w := range workers {
+		go func() {
+			m := uint64(0x9000 + 0x40*w) // one mutex per worker, all in the one slot
+			for i := range rounds {
+				seg := readerSeg(uint16(1+w), uint64(1+i), m, nil)
+				r.put(seg, []uint64{0x10000 * uint64(1+w)})
+			}
+			done <- true
+		}()
+	}
+	stop := make(chan bool)
+	go func() {
+		reader := writerOf(99)
+		for {
+			select {
+			case <-stop:
+				done <- true
+				return
+			default:
+			}
+			for w := range workers {
+				m := uint64(0x9000 + 0x40*w)
+				r.news(reader, m, 0, 1<<40, func(s *wrSeg) {
+					if s.mutexes[0] != m || s.tid != uint16(1+w) {
+						t.Errorf("a look-up under %#x found a segment of T%d under %#x", m, s.tid, s.mutexes[0])
+					}
+				})
+			}
+		}
+	}()
+	for range workers {
+		<-done
+	}
+	close(stop)
+	<-done
+	for w := range workers {
+		m, a := uint64(0x9000+0x40*w), 0x10000*uint64(1+w)
+		last := found(r, writerOf(99), m, a, a+4)
+		over := r.over.Load()
+		if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex) {
+			t.Errorf("worker %d's reads are neither in a way nor in the overflow", w)
+		}
+	}
+}
