@@ -222,8 +222,8 @@ extern uint32_t hg_tset_gen;
 extern uint64_t *hg_clocks;
 uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use; NULL if it cannot be */
 /* The hand-off tables' memory: 0 the published writes' keys (looked up
- * by reads; runtime/detect/segtable.go, segKeys), 1 the reader log (looked
- * up by writes; readlog.go, rlMemory): set once each, when the Go side
+ * by reads; runtime/detect/segtable.go, handoffMemory), 1 the reader log (looked
+ * up by writes; readlog.go, handoffMemory): set once each, when the Go side
  * makes the table, HG_HANDOFF_IN_HEAP when it is in the Go heap. */
 void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits); /* fastpath.c */
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */

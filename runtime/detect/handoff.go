@@ -371,7 +371,7 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	lo := addr &^ (shadow.GranuleSize - 1)
 	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
 	join := func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined }
-	if t.holdsOnly(t.regionMutex) && len(t.depth) == 1 { // the region's mutex alone: no walk of the map
+	if len(t.depth) == 1 && t.depth[t.regionMutex] > 0 { // the region's mutex alone: no walk of the map
 		if d.locks.Contains(t.writeHeld, t.regionMutex) {
 			d.rdSeg.news(t, t.regionMutex, lo, hi, join)
 		}

@@ -39,7 +39,7 @@ type Host interface {
 	// row is tid's, also for a later thread under the same id.
 	ClockRow(tid int32) []uint64
 	// PublishHandoffTable tells the C fast path where a hand-off table's
-	// keys are (segtable.go, segKeys: 64 bytes whose first 8 hold the
+	// keys are (segtable.go, handoffMemory: 64 bytes whose first 8 hold the
 	// overflow segment's id, then 1<<bits slots of segWays ways, each a
 	// key and an epoch), once the table is made: a lock-protected
 	// region's access whose variable no segment the thread does not know

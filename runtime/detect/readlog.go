@@ -4,9 +4,6 @@ import (
 	"cmp"
 	"sync"
 	"sync/atomic"
-	"unsafe"
-
-	"golang.org/x/sys/unix"
 
 	"hgrewrite/shadow"
 )
@@ -32,24 +29,19 @@ import (
 // the overflow segment, which every writer under its mutexes joins:
 // nothing published is lost.
 //
-// The ways live outside the Go heap when they can (rlMemory), where the
+// The ways live outside the Go heap when they can (handoffMemory), where the
 // C fast path reads them (runtime/fastpath.c, hg_readers_news): a write
 // in a region that no way of a held mutex has news for is settled there.
 type readLog struct {
-	alloc sync.Once
-	bits  uint
-	ways  []rlWay                 // 1<<bits slots of rlWays, by mutex
-	segs  []atomic.Pointer[wrSeg] // each way's segment
-	used  []uint32                // each way's last write, in puts to its slot (under the stripe)
-	puts  []uint32                // per slot
-	mu    [64]sync.Mutex          // put takes its slot's stripe
-	ready atomic.Bool             // the fields above are set: news may read them (a look-up does not go through alloc)
-	// over is the evicted ways folded together (nil while none was);
-	// overID is its id where the C side reads it (the mapping's first
-	// word)
-	over      atomic.Pointer[wrSeg]
-	overID    *atomic.Uint64
-	overMu    sync.Mutex
+	alloc     sync.Once
+	bits      uint
+	ways      []rlWay                 // 1<<bits slots of rlWays, by mutex
+	segs      []atomic.Pointer[wrSeg] // each way's segment
+	used      []uint32                // each way's last write, in puts to its slot (under the stripe)
+	puts      []uint32                // per slot
+	mu        [64]sync.Mutex          // put takes its slot's stripe
+	ready     atomic.Bool             // the fields above are set: news may read them (a look-up does not go through alloc)
+	over      overflow                // the evicted ways folded together (segtable.go)
 	published func(base uintptr)
 }
 
@@ -87,8 +79,8 @@ func newReadLog(bits uint, published func(base uintptr)) *readLog {
 func (r *readLog) init() {
 	r.alloc.Do(func() {
 		n := (1 << r.bits) * rlWays
-		over, ways, base := rlMemory(n)
-		r.overID, r.ways = over, ways
+		var base uintptr
+		r.over.id, r.ways, base = handoffMemory[rlWay](n)
 		r.segs = make([]atomic.Pointer[wrSeg], n)
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)
@@ -97,20 +89,6 @@ func (r *readLog) init() {
 			r.published(cmp.Or(base, HandoffInHeap))
 		}
 	})
-}
-
-// rlMemory maps n ways after a 64-byte header whose first word is the
-// overflow's id, or makes them in the Go heap when it cannot (base 0: the
-// fast path is then told HandoffInHeap).
-func rlMemory(n int) (over *atomic.Uint64, ways []rlWay, base uintptr) {
-	const header = 64
-	size := header + n*int(unsafe.Sizeof(rlWay{}))
-	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
-	if err != nil {
-		return new(atomic.Uint64), make([]rlWay, n), 0
-	}
-	p := unsafe.Pointer(unsafe.SliceData(mem))
-	return (*atomic.Uint64)(p), unsafe.Slice((*rlWay)(unsafe.Add(p, header)), n), uintptr(p)
 }
 
 // slot is mutex m's first way (runtime/fastpath.c computes it too).
@@ -236,11 +214,7 @@ func (r *readLog) evict(base int) int {
 		}
 	}
 	if over == nil || !over.covers(r.segs[victim].Load()) {
-		r.overMu.Lock()
-		over = folded(r.over.Load(), r.segs[victim].Load())
-		r.over.Store(over)
-		r.overID.Store(over.id)
-		r.overMu.Unlock()
+		r.over.fold(r.segs[victim].Load())
 	}
 	r.clear(victim)
 	return victim

@@ -107,8 +107,8 @@ func TestReadLogEvictsIntoOverflow(t *testing.T) {
 	if over == nil || !over.covers(first) {
 		t.Fatalf("the overflow %v does not stand for the evicted reader", over)
 	}
-	if r.overID.Load() != over.id {
-		t.Fatalf("the overflow's id for the C side is %d, want %d", r.overID.Load(), over.id)
+	if r.over.id.Load() != over.id {
+		t.Fatalf("the overflow's id for the C side is %d, want %d", r.over.id.Load(), over.id)
 	}
 }
 

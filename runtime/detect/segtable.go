@@ -33,14 +33,8 @@ type segTable struct {
 	bits  uint
 	// put takes its slot's stripe: two threads publishing into one slot
 	// at once would otherwise take the same free way.
-	mu [64]sync.Mutex
-	// over is the evicted entries folded together (nil while none
-	// was), for every variable of the table: one pointer that a thread
-	// checks once per change (thread.overKnown), where one per slot
-	// would cost a cache miss per look-up.
-	over   atomic.Pointer[wrSeg]
-	overID *atomic.Uint64 // over's id, where the C fast path reads it (segKeys)
-	overMu sync.Mutex
+	mu   [64]sync.Mutex
+	over overflow // the evicted entries folded together
 	// published is told where the table's keys are, once allocated
 	published func(keys uintptr)
 }
@@ -52,7 +46,7 @@ const segWays = 8
 // different key after the segment and takes it as none. Keys and the
 // segments' epochs share two cache lines, so that a look-up of a variable
 // nobody published, or by a thread that already knows its segment, reads
-// nothing else. They live outside the Go heap when they can (segKeys),
+// nothing else. They live outside the Go heap when they can (handoffMemory),
 // where the C fast path reads them too.
 type segSlot struct {
 	ways *[segWays]segWay
@@ -67,7 +61,7 @@ type segWay struct {
 }
 
 // newSegTable makes a table of 1<<bits slots; published, if not nil, is
-// told where its keys are once they are (segKeys).
+// told where its keys are once they are (handoffMemory).
 func newSegTable(bits uint, published func(keys uintptr)) *segTable {
 	return &segTable{bits: bits, published: published}
 }
@@ -88,21 +82,44 @@ func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
 	return &(*slots)[i], &st.mu[i%uint64(len(st.mu))]
 }
 
-// segKeys is the memory of a table's ways and the id of its overflow
-// segment (0 while none), laid out for the C fast path: the id in the
-// first 8 of 64 bytes, then each slot's segWays ways of key and epoch.
-// It is mapped outside the Go heap (no Go pointers in it), or made in
-// the heap when it cannot be (base 0: the fast path is then told
-// HandoffInHeap).
-func segKeys(slots int) (over *atomic.Uint64, ways []segWay, base uintptr) {
+// handoffMemory is the memory of a hand-off table's n ways (segWay for
+// the published writes, rlWay for the reader log) and the id of its
+// overflow segment (0 while none), laid out for the C fast path: the id
+// in the first 8 of 64 bytes, then the ways. It is mapped outside the Go
+// heap (no Go pointers in it), or made in the heap when it cannot be
+// (base 0: the fast path is then told HandoffInHeap).
+func handoffMemory[W any](n int) (overID *atomic.Uint64, ways []W, base uintptr) {
 	const header = 64
-	size := header + slots*segWays*int(unsafe.Sizeof(segWay{}))
+	var w W
+	size := header + n*int(unsafe.Sizeof(w))
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return new(atomic.Uint64), make([]segWay, slots*segWays), 0
+		return new(atomic.Uint64), make([]W, n), 0
 	}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
-	return (*atomic.Uint64)(p), unsafe.Slice((*segWay)(unsafe.Add(p, header)), slots*segWays), uintptr(p)
+	return (*atomic.Uint64)(p), unsafe.Slice((*W)(unsafe.Add(p, header)), n), uintptr(p)
+}
+
+// overflow is a hand-off table's evicted entries folded into one segment
+// (nil while none was), for every variable of the table: one pointer that a
+// thread checks once per change (thread.overKnown), where one per slot
+// would cost a cache miss per look-up. id is the segment's id where the C
+// fast path reads it (handoffMemory).
+type overflow struct {
+	seg atomic.Pointer[wrSeg]
+	id  *atomic.Uint64
+	mu  sync.Mutex
+}
+
+func (o *overflow) Load() *wrSeg { return o.seg.Load() }
+
+// fold makes the overflow stand for seg too.
+func (o *overflow) fold(seg *wrSeg) {
+	o.mu.Lock()
+	over := folded(o.seg.Load(), seg)
+	o.seg.Store(over)
+	o.id.Store(over.id)
+	o.mu.Unlock()
 }
 
 // news is the entries of key that vc, the clock of thread tid, does not
@@ -183,11 +200,11 @@ func (st *segTable) find(key uint64) *wrSeg {
 func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, old *wrSeg) bool, merge func(old *wrSeg) *wrSeg) {
 	st.alloc.Do(func() {
 		slots := make([]segSlot, 1<<st.bits)
-		overID, ways, base := segKeys(len(slots))
+		overID, ways, base := handoffMemory[segWay](len(slots) * segWays)
 		for i := range slots {
 			slots[i].ways = (*[segWays]segWay)(ways[i*segWays:])
 		}
-		st.overID = overID
+		st.over.id = overID
 		st.slots.Store(&slots)
 		if st.published != nil {
 			st.published(cmp.Or(base, HandoffInHeap))
@@ -242,11 +259,7 @@ func (st *segTable) evict(s *segSlot) int {
 			victim = i
 		}
 	}
-	st.overMu.Lock()
-	over = folded(st.over.Load(), s.segs[victim].Load())
-	st.over.Store(over)
-	st.overID.Store(over.id)
-	st.overMu.Unlock()
+	st.over.fold(s.segs[victim].Load())
 	return victim
 }
 
