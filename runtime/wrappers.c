@@ -26,8 +26,11 @@
 #include "wrap.h"
 
 #include <dlfcn.h>
+#include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -54,9 +57,14 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 
 /* publications under way, by mutex (hg_publish_begin below) */
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
+#define HG_PUB_SPIN 256	 /* pauses before a waiter sleeps (hg_publish_wait) */
+enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
 static struct {
-	int32_t pending; /* publications under way */
-	char pad[60];
+	/* publications under way, by what they hand over (futex words): a
+	 * region that wrote, signalled or waited, and one that only read */
+	int32_t pending[2];
+	int32_t sleepers; /* threads asleep on a pending word, or about to be */
+	char pad[52];
 } hg_pub[HG_PUB_SLOTS] __attribute__((aligned(64)));
 
 /* ---- the process ends with its last program thread ----
@@ -257,44 +265,68 @@ void pthread_exit(void *ret)
  * lock of its mutex, and until the unlock wrapper returns nothing else of
  * the thread's can be seen by another thread. Slots are a hash of the
  * mutex: two mutexes that share one only wait longer. */
-static int32_t *hg_pub_slot(const volatile void *m)
-{
-	return &hg_pub[hg_hash((uint64_t)(uintptr_t)m, 8)].pending;
-}
+#define HG_PUB(m) (&hg_pub[hg_hash((uint64_t)(uintptr_t)(m), 8)])
 
 /* hg_publish_begin is called before the real unlock of a region that
- * hg_region_end said goes to the Go side, hg_publish_end after it. */
-static int32_t *hg_publish_begin(struct hg_thread *t, const volatile void *m)
+ * hg_region_end said goes to the Go side (what: HG_PUB_WRITES or
+ * HG_PUB_READS), hg_publish_end after it. */
+static int32_t *hg_publish_begin(struct hg_thread *t, const volatile void *m, int what)
 {
-	int32_t *slot = hg_pub_slot(m);
-	__atomic_add_fetch(slot, 1, __ATOMIC_RELAXED); /* the real unlock releases it */
+	int32_t *pending = &HG_PUB(m)->pending[what];
+	__atomic_add_fetch(pending, 1, __ATOMIC_RELAXED); /* the real unlock releases it */
 	t->publishing = 1;
-	return slot;
+	return pending;
 }
 
-static void hg_publish_end(struct hg_thread *t, int32_t *slot)
+/* A publisher that drops a pending word to zero wakes the slot's
+ * sleepers; a waiter counts itself in before it looks at the word for the
+ * last time, so that one of the two sees the other (both sequentially
+ * consistent). */
+static void hg_publish_end(struct hg_thread *t, const volatile void *m, int32_t *pending)
 {
 	int saved = errno;
 	hg_flush(t);
 	t->publishing = 0;
-	__atomic_sub_fetch(slot, 1, __ATOMIC_RELEASE);
+	if (__atomic_sub_fetch(pending, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&HG_PUB(m)->sleepers, __ATOMIC_SEQ_CST) > 0)
+		syscall(SYS_futex, pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 	errno = saved;
 }
 
-/* hg_publish_wait waits until no publication is pending on m's slot. A
- * thread interrupted by a signal between its unlock and the end of its
- * publication does not wait in the handler (it would wait for itself). */
-static void hg_publish_wait(struct hg_thread *t, const volatile void *m)
+/* hg_pub_quiet waits until the pending word is zero: a publication is a
+ * call into the Go side of a few microseconds, so the waiter spins for
+ * about that long, then sleeps until the publisher wakes it. (Yielding in
+ * a loop made more system calls than the program: bench/handoff.c called
+ * sched_yield 270 thousand times for 200 thousand locks.) */
+static void hg_pub_quiet(int32_t *pending, int32_t *sleepers)
 {
-	int32_t *slot = hg_pub_slot(m);
+	for (int i = 0; i < HG_PUB_SPIN; i++) {
+		if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) <= 0)
+			return;
+		__builtin_ia32_pause();
+	}
+	int saved = errno;
+	__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+	for (int32_t v; (v = __atomic_load_n(pending, __ATOMIC_SEQ_CST)) > 0;)
+		syscall(SYS_futex, pending, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+	__atomic_sub_fetch(sleepers, 1, __ATOMIC_RELAXED);
+	errno = saved;
+}
+
+/* hg_publish_wait waits until no publication the locker needs is pending
+ * on m's slot. A reader (read mode) needs only those of regions that
+ * wrote: the reads a region publishes are looked up by writers alone
+ * (runtime/detect/readlog.go), so readers under one read lock do not wait
+ * for each other's. A thread interrupted by a signal between its unlock
+ * and the end of its publication does not wait in the handler (it would
+ * wait for itself). */
+static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int read_mode)
+{
 	if (t->publishing)
 		return;
-	for (unsigned i = 0; __atomic_load_n(slot, __ATOMIC_ACQUIRE) > 0; i++) {
-		if (i < 256)
-			__builtin_ia32_pause();
-		else
-			syscall(SYS_sched_yield); /* not the wrapper: the program did not yield */
-	}
+	hg_pub_quiet(&HG_PUB(m)->pending[HG_PUB_WRITES], &HG_PUB(m)->sleepers);
+	if (!read_mode)
+		hg_pub_quiet(&HG_PUB(m)->pending[HG_PUB_READS], &HG_PUB(m)->sleepers);
 }
 
 /* Lock events also start and stop the recording of a lock-protected
@@ -304,7 +336,7 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m)
  * boundary (HG_LOCK_WAIT). */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
-	hg_publish_wait(t, m);
+	hg_publish_wait(t, m, mode & HG_LOCK_READ);
 	if (t->want_stack)
 		hg_flush(t); /* a report waits for this stack */
 	if (!(mode & HG_LOCK_WAIT) && !t->recording && (hg_opts.lsd != 0 || hg_opts.handoff)) {
@@ -380,28 +412,30 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
  * when the signal is sent after the unlock. With lock hand-offs every
  * region that wrote or read goes there too: its writes are handed to the
  * next reader, its reads to the next writer (runtime/detect/handoff.go).
- * Other unlocks travel in the buffer like the locks. It returns whether
- * the region goes to the Go side, which its caller does after the real
- * unlock (hg_publish_begin). */
+ * Other unlocks travel in the buffer like the locks. It returns what the
+ * region hands to the Go side, which its caller does after the real
+ * unlock (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES
+ * when it wrote or signalled, -1 for nothing. */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
 		hg_nested_unlock(t, m);
-		return 0;
+		return -1;
 	}
 	if (!t->recording || t->region_mutex != (uint64_t)(uintptr_t)m) {
 		hg_unlock_event(t, m, 0);
-		return 0;
+		return -1;
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
 	/* only recorded writes are published (a signal took the earlier ones);
 	 * a region that waited also follows the relations of what it read */
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
 		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
+	int what = !flush ? -1 : t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
 	t->recording = t->waited = t->wrote = t->signalled = 0;
 	t->region_mutex = 0;
-	return flush;
+	return what;
 }
 
 #define LOCK_WRAPPER(name, type, mode)                  \
@@ -422,11 +456,12 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	{                                               \
 		resolve_##name();                       \
 		struct hg_thread *t = hg_tracked(RA); \
-		if (!t || !hg_region_end(t, m))         \
-			return REAL(name)(m);           \
-		int32_t *slot = hg_publish_begin(t, m);  \
-		int r = REAL(name)(m);                  \
-		hg_publish_end(t, slot);                \
+		int what = t ? hg_region_end(t, m) : -1;     \
+		if (what < 0)                                \
+			return REAL(name)(m);                \
+		int32_t *pending = hg_publish_begin(t, m, what); \
+		int r = REAL(name)(m);                       \
+		hg_publish_end(t, m, pending);               \
 		return r;                               \
 	}
 

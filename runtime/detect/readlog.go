@@ -113,21 +113,7 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 	mu := &r.mu[(base/rlWays)%len(r.mu)]
 	mu.Lock()
 	defer mu.Unlock()
-	var keys [readKeys]uint64
-	n, all := 0, false
-	add := func(k uint64) {
-		for _, x := range keys[:n] {
-			if x == k {
-				return
-			}
-		}
-		if n == readKeys {
-			all = true
-			return
-		}
-		keys[n] = k
-		n++
-	}
+	var ks wayKeys
 	target, free := -1, -1
 	for i := base; i < base+rlWays; i++ {
 		w := &r.ways[i]
@@ -140,13 +126,7 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 			// seg's region happens after this way's: it takes the
 			// way's reads (its own thread's earlier regions, or another
 			// thread's before it)
-			if wn := w.n.Load(); wn == rlAll {
-				all = true
-			} else {
-				for j := range wn {
-					add(w.keys[j].Load())
-				}
-			}
+			ks.merge(w)
 			if target < 0 {
 				target = i
 			} else {
@@ -155,7 +135,10 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 		}
 	}
 	for _, a := range addrs {
-		add(granuleKey(a))
+		if ks.all {
+			break
+		}
+		ks.add(granuleKey(a))
 	}
 	if target < 0 {
 		target = free
@@ -167,18 +150,56 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 	r.used[target] = r.puts[base/rlWays]
 	w := &r.ways[target]
 	w.seq.Add(1)
-	for j := range n {
-		w.keys[j].Store(keys[j])
-	}
-	if all {
+	if ks.all {
 		w.n.Store(rlAll)
 	} else {
-		w.n.Store(uint64(n))
+		for j := range ks.n {
+			w.keys[j].Store(ks.keys[j])
+		}
+		w.n.Store(uint64(ks.n))
 	}
 	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
 	r.segs[target].Store(seg)
 	w.mutex.Store(m)
 	w.seq.Add(1)
+}
+
+// wayKeys gathers the granules of a way being written: at most readKeys
+// distinct ones, else every variable (all), after which nothing more is
+// gathered (a lock-heavy program's ways are mostly there: locks.c's
+// stripes read more than 32 nodes each).
+type wayKeys struct {
+	keys [readKeys]uint64
+	n    int
+	all  bool
+}
+
+// merge takes the granules of way w.
+func (ks *wayKeys) merge(w *rlWay) {
+	wn := w.n.Load()
+	if wn == rlAll {
+		ks.all = true
+	}
+	for j := uint64(0); j < wn && !ks.all; j++ {
+		ks.add(w.keys[j].Load())
+	}
+}
+
+func (ks *wayKeys) add(k uint64) {
+	if ks.all {
+		return
+	}
+	for _, x := range ks.keys[:ks.n] {
+		if x == k {
+			return
+		}
+	}
+	if ks.n == readKeys {
+		ks.all = true
+		return
+	}
+	ks.keys[ks.n] = k
+	ks.n++
 }
 
 // covered reports whether way i's segment happens before seg (under the
