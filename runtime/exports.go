@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"unsafe"
 
@@ -56,24 +55,8 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 		// 51 -> 43.5 MB) for no time that shows.
 		debug.SetGCPercent(50)
 	}
-	if os.Getenv("GOMAXPROCS") == "" {
-		// The program's threads run the detector's Go code themselves,
-		// each holding a P for the call. With no more Ps than cores, a
-		// thread returning from C with a call to make finds none idle and
-		// sleeps until one is handed over, and the Go runtime's monitor
-		// wakes every 20 µs to take back the Ps that threads keep while
-		// they run the program's code (bench/handoff.c: 86 thousand
-		// context switches against 72 thousand with 8; lock-heavy
-		// programs 10-20% faster).
-		runtime.GOMAXPROCS(max(runtime.NumCPU(), minProcs))
-	}
 	return 0
 }
-
-// minProcs is the least GOMAXPROCS the runtime runs with (unless the
-// user sets it): more Ps than that cost the collector's dedicated workers
-// on small machines (bench/threads_live.c slower with 16 and 32).
-const minProcs = 8
 
 func cbool(b bool) C.int {
 	if b {
