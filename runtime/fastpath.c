@@ -880,12 +880,28 @@ HG_SLOW void hg_access_any(uint64_t addr, uint64_t info)
 	hg_access_slow(addr, info, 0);
 }
 
-/* hg_range_settled applies the fast path to a range access (a string
- * instruction, or a wrapped memcpy and its kind) granule by granule from
- * its start, and returns how many of its len bytes it settled: the rest
- * goes to the Go side as a range of its own. The history words take each
- * granule's bytes (the size field of info 1: a byte mask). */
-uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info)
+/* hg_own_now: the cell is the thread's own in its current segment
+ * (Exclusive-Read or -Write with epoch) and holds no owner's locks or
+ * exactly locks: a write there changes nothing but the state and the
+ * history (hg_granule's own case), which a release resets right after. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_own_now(const uint64_t *cell, uint64_t epoch,
+											    uint32_t locks)
+{
+	uint64_t vt = __atomic_load_n(cell, __ATOMIC_RELAXED) & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
+	uint32_t owner = (uint32_t)__atomic_load_n(&cell[1], __ATOMIC_RELAXED);
+	return (state == SH_EXCL_READ || state == SH_EXCL_WRITE) && (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch &&
+	       (owner == 0 || owner == locks);
+}
+
+/* hg_range_walk applies the fast path to a range access granule by
+ * granule from its start, and returns how many of its len bytes it
+ * settled. For a release (a free's write to the block, whose shadow is
+ * reset next) a granule the thread owns in its current segment is settled
+ * without being written (hg_own_now): a consumer that read a block it was
+ * handed and frees it wrote each granule's cell only to have it cleared
+ * (bench/handoff.c). */
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t
+hg_range_walk(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info, int release)
 {
 	uint32_t flags = HG_INFO_FLAGS(info), write = flags & HG_WRITE;
 	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_depth > 0 || (flags & (HG_ATOMIC | HG_HOOK | HG_SPIN)) ||
@@ -897,11 +913,29 @@ uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint
 	while (a < end) {
 		uint64_t *cell = hg_cell(a);
 		uint64_t off = a & 3, n = end - a < 4 - off ? end - a : 4 - off;
-		if (!cell || !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n))
+		if (!cell || (!(release && hg_own_now(cell, epoch, locks)) &&
+			      !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n)))
 			break;
 		a += n;
 	}
 	return a - addr;
+}
+
+/* hg_range_settled applies the fast path to a range access (a string
+ * instruction, or a wrapped memcpy and its kind) granule by granule from
+ * its start, and returns how many of its len bytes it settled: the rest
+ * goes to the Go side as a range of its own. The history words take each
+ * granule's bytes (the size field of info 1: a byte mask). */
+uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info)
+{
+	return hg_range_walk(t, addr, len, info, 0);
+}
+
+/* hg_release_settled is hg_range_settled for the write that checks a
+ * heap block's release, made just before the block's shadow is reset. */
+uint64_t hg_release_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t pc)
+{
+	return hg_range_walk(t, addr, len, HG_INFO(pc, 1, HG_WRITE), 1);
 }
 
 HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)

@@ -318,6 +318,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 /* fastpath.c */
 extern int hg_detect; /* detection active in this process (off in forked children) */
 uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info); /* bytes the fast path settled */
+uint64_t hg_release_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t pc); /* the same for a free's check */
 /* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
 												   uint32_t flags);

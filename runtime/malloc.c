@@ -69,7 +69,7 @@ static void hg_release_block(void *p, void *ra)
 	}
 	uint64_t check = n < HG_FREE_CHECK ? n : HG_FREE_CHECK;
 	if (t->n == 0 && t->sig_n == 0 && !t->recording && !t->want_stack &&
-	    hg_range_settled(t, (uint64_t)(uintptr_t)p, check, HG_INFO(pc, 1, HG_WRITE)) == check) {
+	    hg_release_settled(t, (uint64_t)(uintptr_t)p, check, pc) == check) {
 		/* The fast path found the release's write to the block racing
 		 * with nothing (the thread's own block, or one handed to it):
 		 * nothing waits in the buffer, no region needs the hand-off
