@@ -61,7 +61,7 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
 static struct {
 	/* publications under way, by what they hand over (futex words): a
-	 * region that wrote, signalled or waited, and one that only read */
+	 * region that wrote or signalled, and one that only read */
 	int32_t pending[2];
 	int32_t sleepers; /* threads asleep on a pending word, or about to be */
 	char pad[52];
