@@ -59,7 +59,7 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
 #define HG_PUB_SPIN 256	 /* pauses before a waiter sleeps (hg_publish_wait) */
 enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
-static struct {
+static struct hg_pub_slot {
 	/* publications under way, by what they hand over (futex words): a
 	 * region that wrote or signalled, and one that only read */
 	int32_t pending[2];
@@ -265,31 +265,34 @@ void pthread_exit(void *ret)
  * lock of its mutex, and until the unlock wrapper returns nothing else of
  * the thread's can be seen by another thread. Slots are a hash of the
  * mutex: two mutexes that share one only wait longer. */
-#define HG_PUB(m) (&hg_pub[hg_hash((uint64_t)(uintptr_t)(m), 8)])
+static struct hg_pub_slot *hg_pub_slot(const volatile void *m)
+{
+	return &hg_pub[hg_hash((uint64_t)(uintptr_t)m, 8)];
+}
 
 /* hg_publish_begin is called before the real unlock of a region that
  * hg_region_end said goes to the Go side (what: HG_PUB_WRITES or
  * HG_PUB_READS), hg_publish_end after it. */
-static int32_t *hg_publish_begin(struct hg_thread *t, const volatile void *m, int what)
+static struct hg_pub_slot *hg_publish_begin(struct hg_thread *t, const volatile void *m, int what)
 {
-	int32_t *pending = &HG_PUB(m)->pending[what];
-	__atomic_add_fetch(pending, 1, __ATOMIC_RELAXED); /* the real unlock releases it */
+	struct hg_pub_slot *slot = hg_pub_slot(m);
+	__atomic_add_fetch(&slot->pending[what], 1, __ATOMIC_RELAXED); /* the real unlock releases it */
 	t->publishing = 1;
-	return pending;
+	return slot;
 }
 
 /* A publisher that drops a pending word to zero wakes the slot's
  * sleepers; a waiter counts itself in before it looks at the word for the
  * last time, so that one of the two sees the other (both sequentially
  * consistent). */
-static void hg_publish_end(struct hg_thread *t, const volatile void *m, int32_t *pending)
+static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int what)
 {
 	int saved = errno;
 	hg_flush(t);
 	t->publishing = 0;
-	if (__atomic_sub_fetch(pending, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&HG_PUB(m)->sleepers, __ATOMIC_SEQ_CST) > 0)
-		syscall(SYS_futex, pending, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+	if (__atomic_sub_fetch(&slot->pending[what], 1, __ATOMIC_SEQ_CST) == 0 &&
+	    __atomic_load_n(&slot->sleepers, __ATOMIC_SEQ_CST) > 0)
+		syscall(SYS_futex, &slot->pending[what], FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 	errno = saved;
 }
 
@@ -298,18 +301,19 @@ static void hg_publish_end(struct hg_thread *t, const volatile void *m, int32_t 
  * about that long, then sleeps until the publisher wakes it. (Yielding in
  * a loop made more system calls than the program: bench/handoff.c called
  * sched_yield 270 thousand times for 200 thousand locks.) */
-static void hg_pub_quiet(int32_t *pending, int32_t *sleepers)
+static void hg_pub_quiet(struct hg_pub_slot *slot, int what)
 {
+	int32_t *pending = &slot->pending[what];
 	for (int i = 0; i < HG_PUB_SPIN; i++) {
 		if (__atomic_load_n(pending, __ATOMIC_ACQUIRE) <= 0)
 			return;
 		__builtin_ia32_pause();
 	}
 	int saved = errno;
-	__atomic_add_fetch(sleepers, 1, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&slot->sleepers, 1, __ATOMIC_SEQ_CST);
 	for (int32_t v; (v = __atomic_load_n(pending, __ATOMIC_SEQ_CST)) > 0;)
 		syscall(SYS_futex, pending, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
-	__atomic_sub_fetch(sleepers, 1, __ATOMIC_RELAXED);
+	__atomic_sub_fetch(&slot->sleepers, 1, __ATOMIC_RELAXED);
 	errno = saved;
 }
 
@@ -324,9 +328,10 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int rea
 {
 	if (t->publishing)
 		return;
-	hg_pub_quiet(&HG_PUB(m)->pending[HG_PUB_WRITES], &HG_PUB(m)->sleepers);
+	struct hg_pub_slot *slot = hg_pub_slot(m);
+	hg_pub_quiet(slot, HG_PUB_WRITES);
 	if (!read_mode)
-		hg_pub_quiet(&HG_PUB(m)->pending[HG_PUB_READS], &HG_PUB(m)->sleepers);
+		hg_pub_quiet(slot, HG_PUB_READS);
 }
 
 /* Lock events also start and stop the recording of a lock-protected
@@ -459,9 +464,9 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		int what = t ? hg_region_end(t, m) : -1;     \
 		if (what < 0)                                \
 			return REAL(name)(m);                \
-		int32_t *pending = hg_publish_begin(t, m, what); \
+		struct hg_pub_slot *slot = hg_publish_begin(t, m, what); \
 		int r = REAL(name)(m);                       \
-		hg_publish_end(t, m, pending);               \
+		hg_publish_end(t, slot, what);               \
 		return r;                               \
 	}
 
