@@ -34,9 +34,8 @@ func TestListLoops(t *testing.T) {
 				t.Fatal(err)
 			}
 			waits := waitCallRE.Match(src)
-			dir := t.TempDir()
 			for _, opt := range []string{"-O0", "-O2"} {
-				bin := compile(t, p.path, dir, variant{opt: opt, pie: true})
+				bin, _ := built(t, p.path, variant{opt: opt, pie: true})
 				code, out, errOut := hgrewrite(t, "--list-loops", "--stats", bin)
 				if code != 0 {
 					t.Fatalf("%s: exit %d: %s", opt, code, errOut)

@@ -223,15 +223,9 @@ func TestVerdicts(t *testing.T) {
 		results[p.name] = map[string]verdictCell{}
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
-			bins := map[string]string{}
 			for _, c := range verdictConfigs {
-				if bins[c.opt] == "" {
-					bin := compile(t, p.path, dir, variant{opt: c.opt, pie: true})
-					rewriteOK(t, bin, bin+".hg")
-					bins[c.opt] = bin + ".hg"
-				}
-				race, named, st, out := verdictOf(t, p, bins[c.opt], c.env)
+				_, hg := built(t, p.path, variant{opt: c.opt, pie: true})
+				race, named, st, out := verdictOf(t, p, hg, c.env)
 				ok, why := judge(p, race, named, st, string(out.stderr))
 				cell := "ok"
 				if !ok {
@@ -352,14 +346,12 @@ func TestVerdictsRepeat(t *testing.T) {
 		p := p
 		t.Run(p.name, func(t *testing.T) {
 			t.Parallel()
-			dir := t.TempDir()
 			for _, c := range verdictConfigs[:2] { // short-O0, short-O2: the defaults
-				bin := compile(t, p.path, dir, variant{opt: c.opt, pie: true})
-				rewriteOK(t, bin, bin+".hg")
+				_, hg := built(t, p.path, variant{opt: c.opt, pie: true})
 				xf, listed := xfailOf(xfs, p.name, c.name)
 				wrong := 0
 				for run := 0; run < repeatRuns; run++ {
-					race, named, st, out := verdictOf(t, p, bin+".hg", c.env)
+					race, named, st, out := verdictOf(t, p, hg, c.env)
 					ok, why := judge(p, race, named, st, string(out.stderr))
 					switch {
 					case !ok && !listed:

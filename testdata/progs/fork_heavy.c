@@ -1,4 +1,5 @@
 /* expect-exit: 0 */
+/* corpus-variants: covering (a stress program: see coveringVariants in cmd/hgrewrite/e2e_test.go) */
 /* fork_heavy.c: children that work hard after fork().
  * The parent starts threads, then forks three children while they run.
  * Each child allocates and frees many blocks (~25 MB per child), starts

@@ -1,4 +1,5 @@
 /* expect-exit: 0 */
+/* corpus-variants: covering (a stress program: see coveringVariants in cmd/hgrewrite/e2e_test.go) */
 /* Parent starts 2 threads, then forks while they run. The child starts 2
  * threads of its own, computes a mutex-protected sum, prints it and exits
  * with status 7. The parent waits for the child, prints its status, then

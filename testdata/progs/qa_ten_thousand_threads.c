@@ -1,4 +1,5 @@
 /* expect-exit: 0 */
+/* corpus-variants: covering (a stress program: see coveringVariants in cmd/hgrewrite/e2e_test.go) */
 /* 10,000 short-lived threads, four at a time, each adding to a
  * mutex-protected total and to its own slot. */
 #include <pthread.h>

@@ -1,4 +1,5 @@
 /* expect-exit: 0 */
+/* corpus-variants: covering (a stress program: see coveringVariants in cmd/hgrewrite/e2e_test.go) */
 /* A timer signal every 50 microseconds whose handler updates a global
  * table, while three threads run mutex loops and the main thread allocates
  * and frees. The handler can interrupt any thread, the runtime's own

@@ -1,4 +1,5 @@
 /* expect-exit: 0 */
+/* corpus-variants: covering (a stress program: see coveringVariants in cmd/hgrewrite/e2e_test.go) */
 /* 2,000 threads alive at once: each waits at a semaphore until all have
  * been created, adds to a mutex-protected total and to a shared table
  * slot, and is joined. The detector's bookkeeping must not grow with the
