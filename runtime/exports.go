@@ -143,6 +143,7 @@ func hgGoFinish() C.int {
 	if det == nil {
 		return 0
 	}
+	writeHeapProfile()
 	return C.int(det.Finish())
 }
 
