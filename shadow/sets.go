@@ -333,7 +333,18 @@ func (t *setTable[T]) size() (sets, elems int) {
 // opCache is a lock-free direct-mapped memo of (set id, operand) -> result
 // id. Slots hold pointers to immutable records, so a reader sees either a
 // whole record or none; a record that does not match the key is a miss.
+// It starts with 1<<opCacheMinBits slots and doubles, up to 1<<maxBits,
+// each time it has taken as many records as it has slots: most programs
+// use a few sets, and three caches of full size per table were 1.5 MB of
+// every program's heap. Records are dropped when it grows (misses then
+// compute them again).
 type opCache struct {
+	cur     atomic.Pointer[cacheSlots]
+	maxBits uint
+	puts    atomic.Uint64 // records taken since the last growth
+}
+
+type cacheSlots struct {
 	slots []atomic.Pointer[cacheEnt]
 	shift uint
 }
@@ -343,23 +354,36 @@ type cacheEnt struct {
 	a, r uint32
 }
 
-func (c *opCache) init(bits uint) {
-	c.slots = make([]atomic.Pointer[cacheEnt], 1<<bits)
-	c.shift = 64 - bits
+const opCacheMinBits = 8
+
+func (c *opCache) init(maxBits uint) {
+	c.maxBits = maxBits
+	c.cur.Store(newCacheSlots(min(opCacheMinBits, maxBits)))
 }
 
-func (c *opCache) slot(a uint32, x uint64) *atomic.Pointer[cacheEnt] {
+func newCacheSlots(bits uint) *cacheSlots {
+	return &cacheSlots{slots: make([]atomic.Pointer[cacheEnt], 1<<bits), shift: 64 - bits}
+}
+
+func (cs *cacheSlots) slot(a uint32, x uint64) *atomic.Pointer[cacheEnt] {
 	h := (x*0x9E3779B97F4A7C15 ^ uint64(a)) * 0xC2B2AE3D27D4EB4F
-	return &c.slots[h>>c.shift]
+	return &cs.slots[h>>cs.shift]
 }
 
 func (c *opCache) get(a uint32, x uint64) (uint32, bool) {
-	if p := c.slot(a, x).Load(); p != nil && p.a == a && p.x == x {
+	if p := c.cur.Load().slot(a, x).Load(); p != nil && p.a == a && p.x == x {
 		return p.r, true
 	}
 	return 0, false
 }
 
 func (c *opCache) put(a uint32, x uint64, r uint32) {
-	c.slot(a, x).Store(&cacheEnt{x: x, a: a, r: r})
+	cs := c.cur.Load()
+	cs.slot(a, x).Store(&cacheEnt{x: x, a: a, r: r})
+	if n := len(cs.slots); c.puts.Add(1) >= uint64(n) && n < 1<<c.maxBits {
+		// one of the threads that see it full replaces it
+		if c.cur.CompareAndSwap(cs, newCacheSlots(64-cs.shift+1)) {
+			c.puts.Store(0)
+		}
+	}
 }

@@ -321,3 +321,38 @@ func TestInvalidID(t *testing.T) {
 	}()
 	l.Members(12345)
 }
+
+// TestOpCacheGrows: the memo starts small, doubles as it fills, stops at
+// its bound, and answers only what was put since it last grew.
+func TestOpCacheGrows(t *testing.T) {
+	var c opCache
+	c.init(10)
+	if n := len(c.cur.Load().slots); n != 1<<opCacheMinBits {
+		t.Fatalf("starts with %d slots, want %d", n, 1<<opCacheMinBits)
+	}
+	for i := uint32(1); i <= 4096; i++ {
+		c.put(i, uint64(i)*3, i+7)
+		if r, ok := c.get(i, uint64(i)*3); ok && r != i+7 {
+			t.Fatalf("get(%d) = %d, want %d", i, r, i+7)
+		}
+	}
+	if n := len(c.cur.Load().slots); n != 1<<10 {
+		t.Fatalf("%d slots after 4096 puts, want the bound %d", n, 1<<10)
+	}
+	hits := 0
+	for i := uint32(1); i <= 4096; i++ {
+		r, ok := c.get(i, uint64(i)*3)
+		if ok && r != i+7 {
+			t.Fatalf("get(%d) = %d, want %d", i, r, i+7)
+		}
+		if ok {
+			hits++
+		}
+		if _, ok := c.get(i, uint64(i)*3+1); ok {
+			t.Fatalf("get(%d, %d) hit a key never put", i, uint64(i)*3+1)
+		}
+	}
+	if hits == 0 || hits > 1<<10 {
+		t.Fatalf("%d hits among 4096 keys in %d slots", hits, 1<<10)
+	}
+}
