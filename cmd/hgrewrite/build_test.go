@@ -49,27 +49,27 @@ var builds sync.Map // buildKey -> *build
 // shared: a test must not change them.
 func built(t testing.TB, src string, v variant) (bin, hg string) {
 	t.Helper()
-	b := buildOf(t, src, v)
+	requireTool(t, compilerOf(src))
+	b := cachedBuild(src, v, runtimeLib(t))
 	if b.err != nil {
 		t.Fatal(b.err)
 	}
 	return b.bin, b.hg
 }
 
-func buildOf(t testing.TB, src string, v variant) *build {
-	t.Helper()
-	requireTool(t, compilerOf(src))
-	lib := runtimeLib(t)
+// cachedBuild is the build of src in variant v, made by the first caller.
+// Nothing in it may stop the goroutine (t.Fatal, t.Skip): the build would
+// be left empty for every later caller.
+func cachedBuild(src string, v variant, lib string) *build {
 	e, _ := builds.LoadOrStore(buildKey{src, v}, new(build))
 	b := e.(*build)
-	b.once.Do(func() { b.bin, b.hg, b.err = makeBuild(t, src, v, lib) })
+	b.once.Do(func() { b.bin, b.hg, b.err = makeBuild(src, v, lib) })
 	return b
 }
 
 // makeBuild compiles (or, for a stripped variant, strips a copy of the
-// unstripped build) and rewrites. It reports errors rather than failing t:
-// the build belongs to whichever test asks for it next too.
-func makeBuild(t testing.TB, src string, v variant, lib string) (bin, hg string, err error) {
+// unstripped build) and rewrites.
+func makeBuild(src string, v variant, lib string) (bin, hg string, err error) {
 	dir, err := buildDir()
 	if err != nil {
 		return "", "", err
@@ -79,7 +79,7 @@ func makeBuild(t testing.TB, src string, v variant, lib string) (bin, hg string,
 	if v.strip {
 		plain := v
 		plain.strip = false
-		from := buildOf(t, src, plain)
+		from := cachedBuild(src, plain, lib)
 		if from.err != nil {
 			return "", "", from.err
 		}

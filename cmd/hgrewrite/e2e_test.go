@@ -622,7 +622,7 @@ func TestSignalsRepeat(t *testing.T) {
 // walks the loaded objects while another loads and unloads a library) in
 // six copies at once, ten times each, with GOMAXPROCS=8: a call into Go
 // from the walk's callback, where the loader's lock is held, deadlocked
-// about one run in seventy so (runtime/loader.c).
+// about one run in seventy (runtime/loader.c).
 func TestLoaderLockRepeat(t *testing.T) {
 	bin, hg := built(t, filepath.Join(repoRoot(t), "testdata", "progs", "dl_walk_while_loading.c"), variant{opt: "-O2", pie: true})
 	want := runProg(t, nil, bin)
