@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync"
 	"testing"
 )
@@ -74,8 +73,7 @@ func makeBuild(src string, v variant, lib string) (bin, hg string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
-	bin = filepath.Join(dir, base+"-"+v.name())
+	bin = binaryPath(dir, src, v)
 	if v.strip {
 		plain := v
 		plain.strip = false

@@ -210,12 +210,15 @@ func variantsOf(t testing.TB, src string) []variant {
 }
 
 // compile builds src in variant v into dir and returns the binary's path
-// (a binary of the test's own; built shares them between tests).
+// (a binary of the test's own; built shares them between tests, and makes
+// the stripped variants).
 func compile(t testing.TB, src, dir string, v variant) string {
 	t.Helper()
 	requireTool(t, compilerOf(src))
-	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
-	out := filepath.Join(dir, base+"-"+v.name())
+	if v.strip {
+		t.Fatal("compile makes no stripped binary: built does")
+	}
+	out := binaryPath(dir, src, v)
 	if err := compileTo(src, out, v); err != nil {
 		t.Fatal(err)
 	}
@@ -230,7 +233,14 @@ func compilerOf(src string) string {
 	return "gcc"
 }
 
-// compileTo builds src in variant v as out.
+// binaryPath is where src's binary in variant v goes in dir.
+func binaryPath(dir, src string, v variant) string {
+	base := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
+	return filepath.Join(dir, base+"-"+v.name())
+}
+
+// compileTo builds src in variant v as out, unstripped whatever v.strip
+// says (makeBuild strips a copy).
 func compileTo(src, out string, v variant) error {
 	cc, std := compilerOf(src), []string{}
 	if cc == "g++" {
@@ -249,11 +259,6 @@ func compileTo(src, out string, v variant) error {
 	}
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		return fmt.Errorf("%s %v: %v\n%s", cc, args, err, b)
-	}
-	if v.strip {
-		if b, err := exec.Command("strip", out).CombinedOutput(); err != nil {
-			return fmt.Errorf("strip: %v\n%s", err, b)
-		}
 	}
 	return nil
 }
