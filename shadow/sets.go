@@ -380,7 +380,7 @@ func (c *opCache) get(a uint32, x uint64) (uint32, bool) {
 func (c *opCache) put(a uint32, x uint64, r uint32) {
 	cs := c.cur.Load()
 	cs.slot(a, x).Store(&cacheEnt{x: x, a: a, r: r})
-	if n := len(cs.slots); c.puts.Add(1) >= uint64(n) && n < 1<<c.maxBits {
+	if n := len(cs.slots); n < 1<<c.maxBits && c.puts.Add(1) >= uint64(n) { // no shared write once at its bound
 		// one of the threads that see it full replaces it
 		if c.cur.CompareAndSwap(cs, newCacheSlots(64-cs.shift+1)) {
 			c.puts.Store(0)
