@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"runtime/pprof"
 )
@@ -18,9 +19,13 @@ func writeHeapProfile() {
 		return
 	}
 	f, err := os.Create(path)
-	if err != nil {
-		return
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	defer f.Close()
-	pprof.Lookup("heap").WriteTo(f, 0)
+	if err != nil {
+		fmt.Fprintf(stderr, "hgrewrite runtime: HG_PPROF_HEAP: %v\n", err)
+	}
 }
