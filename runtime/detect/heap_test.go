@@ -49,3 +49,68 @@ func TestFreeResets(t *testing.T) {
 	wantReports(t, races, out, 1,
 		"  Location is heap block of size 32 at 0x30000 (offset 4), allocated by thread T2 at:\n    #0 0x2002 (program+0x2002)\n")
 }
+
+// The allocation records survive growth and deletion: many blocks
+// allocated, every other one freed, some reallocated at the same address
+// by another thread; every live block is found by an address inside it,
+// no freed one is, and the table does not grow with churn alone.
+func TestHeapBlocksTable(t *testing.T) {
+	var h heapBlocks
+	const n = 50000
+	addr := func(i int) uint64 { return 0x10000 + uint64(i)*48 }
+	for i := range n {
+		h.add(addr(i), 40, uint64(0x400000+i), int32(i%7))
+	}
+	for i := 0; i < n; i += 2 {
+		h.remove(addr(i))
+	}
+	for i := 0; i < n; i += 10 {
+		h.add(addr(i), 24, 0x500000, 65535) // freed, then allocated anew
+	}
+	h.add(addr(1), 32, 0x600000, 3) // a record replaced in place
+	check := func() {
+		t.Helper()
+		for i := range n {
+			if i%50 != 0 && i != 1 && i != n-1 {
+				continue // find reads every slot: a sample
+			}
+			start, blk, ok := h.find(addr(i) + 20)
+			switch {
+			case i == 1:
+				if !ok || blk != (heapBlock{32, 0x600000, 3}) {
+					t.Errorf("block 1: %v %+v, want the replaced record", ok, blk)
+				}
+			case i%10 == 0:
+				if !ok || start != addr(i) || blk != (heapBlock{24, 0x500000, 65535}) {
+					t.Errorf("block %d, allocated again: %v %#x %+v", i, ok, start, blk)
+				}
+			case i%2 == 0:
+				if ok {
+					t.Errorf("freed block %d found: %#x %+v", i, start, blk)
+				}
+			default:
+				if !ok || start != addr(i) || blk != (heapBlock{40, uint64(0x400000 + i), int32(i % 7)}) {
+					t.Errorf("block %d: %v %#x %+v", i, ok, start, blk)
+				}
+			}
+		}
+	}
+	check()
+	if want := n/2 + n/10; h.live != want {
+		t.Errorf("%d live records, want %d", h.live, want)
+	}
+	size := len(h.slots)
+	for r := range 20 { // churn: the same number live, blocks coming and going
+		for i := 0; i < n; i += 10 {
+			h.remove(addr(i))
+			h.add(addr(i), 24, 0x500000, 65535)
+		}
+		if len(h.slots) > size {
+			t.Fatalf("round %d: the table grew from %d to %d slots with churn alone", r, size, len(h.slots))
+		}
+	}
+	check()
+	if _, _, ok := h.find(0x5); ok {
+		t.Error("an address below every block was found")
+	}
+}
