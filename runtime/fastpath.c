@@ -101,15 +101,18 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 }
 
 /* hg_first_bytes and hg_next_bytes walk an access granule by granule:
- * the bytes (a mask of 4 bits) it covers in its first granule, from
- * offset off, and in a later one, with left bytes to cover from that
+ * the bytes (a mask of SH_GRANULE bits) it covers in its first granule,
+ * from offset off, and in a later one, with left bytes to cover from that
  * granule's start. */
 HG_INLINE static inline uint64_t hg_first_bytes(uint64_t off, uint64_t size)
 {
-	return off + size > 4 ? (0xfull << off) & 0xf : ((1ull << size) - 1) << off;
+	return off + size > SH_GRANULE ? (SH_GRANULE_BYTES << off) & SH_GRANULE_BYTES : ((1ull << size) - 1) << off;
 }
 
-HG_INLINE static inline uint64_t hg_next_bytes(uint64_t left) { return left >= 4 ? 0xf : (1ull << left) - 1; }
+HG_INLINE static inline uint64_t hg_next_bytes(uint64_t left)
+{
+	return left >= SH_GRANULE ? SH_GRANULE_BYTES : (1ull << left) - 1;
+}
 
 /* hg_access_tid is the thread of a history word. */
 HG_INLINE static inline uint64_t hg_access_tid(uint64_t h) { return (h >> SH_ACCESS_TID_SHIFT) & HG_CELL_TID_MASK; }
@@ -135,8 +138,8 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 	 * ends) records its bytes, as shadow.PackAccessBytes does: read as a
 	 * first byte and a size, they would claim bytes the access did not
 	 * touch, and a report would pair accesses that do not overlap. */
-	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & 0xf;
-	uint64_t natural = off + (1ull << lg) > 4 ? 0xf : ((1ull << (1ull << lg)) - 1) << off;
+	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & SH_GRANULE_BYTES;
+	uint64_t natural = off + (1ull << lg) > SH_GRANULE ? SH_GRANULE_BYTES : ((1ull << (1ull << lg)) - 1) << off;
 	if (natural != bytes)
 		acc = (acc & ~(((1ull << SH_ACCESS_LOCKS_SHIFT) - 1) & ~((1ull << SH_ACCESS_SIZE_SHIFT) - 1))) |
 		      (uint64_t)SH_ACCESS_MASK_BIT | bytes << SH_ACCESS_SIZE_SHIFT;
@@ -365,7 +368,7 @@ HG_INLINE static inline int hg_readers_news(struct hg_thread *t, uint64_t addr, 
 	if ((over && t->over_known[1] != over) || t->held_over)
 		return 1;
 	uint32_t bits = hg_handoff_bits[1];
-	uint64_t lo = addr & ~3ull, hi = addr + size;
+	uint64_t lo = addr & ~(SH_GRANULE - 1), hi = addr + size;
 	for (int h = 0; h < t->nheld_tab; h++) {
 		uint64_t m = t->held_m[h];
 		uint64_t i = hg_hash(m >> 2, bits);
@@ -546,7 +549,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint32
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_handled(struct hg_thread *t, uint64_t addr,
 										     uint64_t size, uint32_t flags, uint64_t info)
 {
-	uint32_t off = addr & 3;
+	uint32_t off = addr & (SH_GRANULE - 1);
 	if (addr >= SH_MAX_ADDR - 32 || size == 0)
 		return 0;
 	uint64_t *cell = hg_cell(addr);
@@ -555,7 +558,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t epoch = hg_epochs[t->tid];
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
-	if (off + size <= 4)
+	if (off + size <= SH_GRANULE)
 		return hg_granule(t, cell, epoch, hg_first_bytes(off, size) << SH_TOUCHED_SHIFT, write, info, locks, addr,
 				  size);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
@@ -565,9 +568,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	for (;;) {
 		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, addr, size))
 			return 0;
-		if (left <= 4)
+		if (left <= SH_GRANULE)
 			return 1;
-		left -= 4;
+		left -= SH_GRANULE;
 		cell += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
 	}
@@ -814,16 +817,16 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
-	uint64_t off = addr & 3, left = off + size; /* bytes from the first granule's start */
+	uint64_t off = addr & (SH_GRANULE - 1), left = off + size; /* bytes from the first granule's start */
 	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
 		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
 		if (((v >> SH_TOUCHED_SHIFT) & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0 ||
 		    (vt != w && ((flags & HG_WRITE) || vt != r)))
 			return 0;
-		if (left <= 4)
+		if (left <= SH_GRANULE)
 			return 1;
-		left -= 4;
+		left -= SH_GRANULE;
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
 	}
@@ -912,7 +915,7 @@ hg_range_walk(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info, i
 	info = HG_INFO(HG_INFO_PC(info), 1, flags);
 	while (a < end) {
 		uint64_t *cell = hg_cell(a);
-		uint64_t off = a & 3, n = end - a < 4 - off ? end - a : 4 - off;
+		uint64_t off = a & (SH_GRANULE - 1), n = end - a < SH_GRANULE - off ? end - a : SH_GRANULE - off;
 		if (!cell || (!(release && hg_own_now(cell, epoch, locks)) &&
 			      !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n)))
 			break;

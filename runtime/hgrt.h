@@ -303,6 +303,8 @@ void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the d
 
 /* The shadow layout the C side derives from hgabi.h (fastpath.c, shadow.c). */
 #define SH_GRANULES_PER_CHUNK (1u << (SH_CHUNK_SHIFT - SH_GRANULE_SHIFT))
+#define SH_GRANULE ((uint64_t)1 << SH_GRANULE_SHIFT)  /* bytes in a granule */
+#define SH_GRANULE_BYTES ((1ull << SH_GRANULE) - 1) /* a mask of all of a granule's bytes */
 
 /* hg_hash is the multiplicative hash the runtime's tables are indexed
  * with: the top bits of key times 2^64 divided by the golden ratio (0 bits:
