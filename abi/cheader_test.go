@@ -106,7 +106,7 @@ func defines() [][]define {
 		num("SH_ACCESS_OFF_SHIFT", shadow.AccessOffShift, ""),
 		num("SH_ACCESS_LOCKS_SHIFT", shadow.AccessLocksShift, ""),
 		num("SH_ACCESS_LOCKS_UNKNOWN", shadow.AccessLocksUnknown, ""),
-		num("SH_ACCESS_MASK_BIT", shadow.AccessMaskBit, "the size field holds the granule's bytes (shadow.PackAccessBytes)"),
+		num("SH_ACCESS_PART_BIT", shadow.AccessPartBit, "the size field holds the number of the granule's bytes covered, less one (shadow.PackAccessBytes)"),
 		num("SH_EXCL_READ", uint64(msm.ExclRead), "msm.ExclRead"),
 		num("SH_EXCL_WRITE", uint64(msm.ExclWrite), "msm.ExclWrite"),
 		num("SH_SHARED_READ", uint64(msm.SharedRead), "msm.SharedRead"),

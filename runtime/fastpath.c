@@ -135,14 +135,15 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 		       (uint64_t)(HG_INFO_FLAGS(info) & (HG_READ | HG_WRITE | HG_ATOMIC)) << SH_ACCESS_FLAG_SHIFT |
 		       lg << SH_ACCESS_SIZE_SHIFT | off << SH_ACCESS_OFF_SHIFT | locks << SH_ACCESS_LOCKS_SHIFT;
 	/* A granule that a longer access covers in part (an unaligned word's
-	 * ends) records its bytes, as shadow.PackAccessBytes does: read as a
-	 * first byte and a size, they would claim bytes the access did not
-	 * touch, and a report would pair accesses that do not overlap. */
+	 * ends) records the number of its bytes covered, as
+	 * shadow.PackAccessBytes does: read as a first byte and a size, they
+	 * would claim bytes the access did not touch, and a report would pair
+	 * accesses that do not overlap. */
 	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & SH_GRANULE_BYTES;
 	uint64_t natural = off + (1ull << lg) > SH_GRANULE ? SH_GRANULE_BYTES : ((1ull << (1ull << lg)) - 1) << off;
 	if (natural != bytes)
-		acc = (acc & ~(((1ull << SH_ACCESS_LOCKS_SHIFT) - 1) & ~((1ull << SH_ACCESS_SIZE_SHIFT) - 1))) |
-		      (uint64_t)SH_ACCESS_MASK_BIT | bytes << SH_ACCESS_SIZE_SHIFT;
+		acc = (acc & ~(7ull << SH_ACCESS_SIZE_SHIFT)) | (uint64_t)SH_ACCESS_PART_BIT |
+		      (uint64_t)(__builtin_popcountll(bytes) - 1) << SH_ACCESS_SIZE_SHIFT;
 	return acc;
 }
 
@@ -576,14 +577,17 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	}
 }
 
-/* hg_is_sync: the granule of addr is a synchronisation variable (a word
- * that locked instructions operate on). A plain store to it is a release
- * (x86's release store), which must reach the Go side before another
- * thread can see the stored value, as an atomic's does. */
+/* hg_is_sync: the granule of addr may hold a synchronisation variable (a
+ * word that locked instructions operate on: runtime/detect, markSync): it
+ * is one, or it is split, and the side cell of a byte may be one (the
+ * side cells are the Go side's). A plain store to one is a release (x86's
+ * release store), which must reach the Go side before another thread can
+ * see the stored value, as an atomic's does. */
 __attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64_t addr)
 {
 	uint64_t *cell = hg_cell(addr);
-	return cell && (__atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT) == SH_SYNC;
+	uint64_t state = cell ? __atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT : SH_NEW;
+	return state == SH_SYNC || state == SH_SPLIT;
 }
 
 /* hg_deferred counts, for stats=1, why an access went to the Go side: the

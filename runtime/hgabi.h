@@ -67,7 +67,7 @@
 #define HG_HANDOFF_IN_HEAP 1
 
 /* shadow memory (package shadow) */
-#define SH_GRANULE_SHIFT 2
+#define SH_GRANULE_SHIFT 3
 #define SH_CELL_WORDS 4
 #define SH_CELL_BYTES 32
 #define SH_CHUNK_SHIFT 22
@@ -75,18 +75,18 @@
 /* cell word 0: state | tid | touched mask | clock */
 #define SH_STATE_SHIFT 60
 #define SH_TID_SHIFT 44
-#define SH_TOUCHED_SHIFT 40
-#define SH_TOUCHED_MASK 0xf0000000000ull
+#define SH_TOUCHED_SHIFT 36
+#define SH_TOUCHED_MASK 0xff000000000ull
 /* cell words 2 and 3: an access, pc | tid | flags | log2 size | lockset */
 #define SH_ACCESS_PC_BITS 28
 #define SH_ACCESS_TID_SHIFT 28
 #define SH_ACCESS_FLAG_SHIFT 44
 #define SH_ACCESS_SIZE_SHIFT 48
 #define SH_ACCESS_OFF_SHIFT 51
-#define SH_ACCESS_LOCKS_SHIFT 54
-#define SH_ACCESS_LOCKS_UNKNOWN 1023
-/* the size field holds the granule's bytes (shadow.PackAccessBytes) */
-#define SH_ACCESS_MASK_BIT 9007199254740992
+#define SH_ACCESS_LOCKS_SHIFT 55
+#define SH_ACCESS_LOCKS_UNKNOWN 511
+/* the size field holds the number of the granule's bytes covered, less one (shadow.PackAccessBytes) */
+#define SH_ACCESS_PART_BIT 18014398509481984
 /* msm.ExclRead */
 #define SH_EXCL_READ 1
 /* msm.ExclWrite */

@@ -203,7 +203,7 @@ extern struct hg_options hg_opts; /* start.c */
 /* The fast path's view of the detector, filled by the Go side: each
  * thread's current epoch (tid << SH_TID_SHIFT | clock; fastpath.c,
  * epochs.go) and the shadow memory's directory (shadow.c; package shadow:
- * 4-byte granules, 32-byte cells, 4 MiB chunks). */
+ * 8-byte granules, 32-byte cells, 4 MiB chunks). */
 extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
 /* Addresses below Linux's default vm.mmap_min_addr are never mapped: an
  * access there faults (a null-pointer dereference, perhaps recovered

@@ -8,18 +8,19 @@ import "math/bits"
 
 // Cell word 0: the memory state in the top 4 bits, then the epoch of the
 // last access in a cell epoch's packing, narrower than Epoch's (tid in bits
-// 44-59, the low 40 bits of the clock in bits 0-39), with the granule's touched mask in bits 40-43, between the two, so
-// that the fast path keeps it up to date with the word it reads anyway.
+// 44-59, the low 36 bits of the clock in bits 0-35), with the granule's
+// touched mask in bits 36-43, between the two, so that the fast path keeps
+// it up to date with the word it reads anyway.
 const (
 	StateShift    = 60 // msm.State, or StateSplit
 	CellTIDShift  = 44
-	CellClockBits = 40
+	CellClockBits = 36
 	CellClockMask = 1<<CellClockBits - 1
-	// TouchedShift locates the 4-bit touched mask: the bytes of the
+	// TouchedShift locates the touched mask (a bit per byte): the bytes of the
 	// granule accessed since the cell was last reset (split.go).
-	TouchedShift = 40
+	TouchedShift = CellClockBits
 	// TouchedMask is the touched mask in word 0, in place.
-	TouchedMask = uint64(0xf) << TouchedShift
+	TouchedMask = uint64(1<<GranuleSize-1) << TouchedShift
 	// CellEpochMask keeps the epoch bits of word 0.
 	CellEpochMask = (1<<StateShift - 1) &^ TouchedMask
 	// StateSplit in the state bits marks a split granule (split.go). It is
@@ -66,18 +67,19 @@ func UnpackSets(w uint64) (lockset, threadset uint32) { return uint32(w), uint32
 //	bits 28-43: thread id
 //	bits 44-47: flags (read, write, atomic, free)
 //	bits 48-50: log2 of the size in bytes (1 to 128; larger sizes as 128)
-//	bits 51-52: the access's first byte within the granule
-//	bit  53:    bits 48-51 hold instead the mask of the bytes covered in
-//	            this granule (the partial end of a longer access)
-//	bits 54-63: the lockset id that guarded the access, or AccessLocksUnknown
+//	bits 51-53: the access's first byte within the granule
+//	bit  54:    the access covered only part of this granule's share of
+//	            it (the partial end of a longer access): bits 48-50 hold
+//	            instead the number of bytes covered here, less one
+//	bits 55-63: the lockset id that guarded the access, or AccessLocksUnknown
 const (
 	AccessPCBits       = 28
 	AccessTIDShift     = 28
 	AccessFlagShift    = 44
 	AccessSizeShift    = 48
 	AccessOffShift     = 51
-	AccessMaskBit      = 1 << 53
-	AccessLocksShift   = 54
+	AccessPartBit      = 1 << (AccessOffShift + GranuleShift)
+	AccessLocksShift   = AccessOffShift + GranuleShift + 1
 	AccessLocksUnknown = 1<<(64-AccessLocksShift) - 1 // a lockset id too large, or not known (the C fast path)
 )
 
@@ -98,22 +100,24 @@ func PackAccess(pc uint32, tid uint16, flags uint8, addr, size uint64, locks uin
 		lg<<AccessSizeShift | addr%GranuleSize<<AccessOffShift | uint64(locks)<<AccessLocksShift
 }
 
-// PackAccessBytes builds an access word for the bytes mask of one
-// granule that a longer access covers (the partial granule at either end:
-// bytes 0-2 of the last one cannot be told as a first byte and a power of
-// two). Its size reads as the number of those bytes.
+// PackAccessBytes builds an access word for the bytes mask (contiguous,
+// not empty) of one granule that a longer access covers (the partial
+// granule at either end: bytes 0-2 of the last one cannot be told as a
+// first byte and a power of two). Its size reads as the number of those
+// bytes.
 func PackAccessBytes(pc uint32, tid uint16, flags uint8, mask uint64, locks uint32) uint64 {
-	w := PackAccess(pc, tid, flags, 0, 1, locks)
-	w &^= (1<<AccessLocksShift - 1) &^ (1<<AccessSizeShift - 1) // size and offset
-	return w | AccessMaskBit | mask&(1<<GranuleSize-1)<<AccessSizeShift
+	mask &= 1<<GranuleSize - 1
+	w := PackAccess(pc, tid, flags, uint64(bits.TrailingZeros64(mask|1<<GranuleSize)), 1, locks)
+	n := uint64(max(bits.OnesCount64(mask), 1))
+	return w | AccessPartBit | (n-1)<<AccessSizeShift
 }
 
 // UnpackAccess splits an access word. locks is AccessLocksUnknown when the
 // lockset is not known.
 func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, locks uint32) {
 	size = uint64(1) << (w >> AccessSizeShift & 7)
-	if w&AccessMaskBit != 0 {
-		size = uint64(bits.OnesCount64(w >> AccessSizeShift & (1<<GranuleSize - 1)))
+	if w&AccessPartBit != 0 {
+		size = w>>AccessSizeShift&7 + 1
 	}
 	return uint32(w & (1<<AccessPCBits - 1)), uint16(w >> AccessTIDShift), uint8(w>>AccessFlagShift) & 0xf,
 		size, uint32(w >> AccessLocksShift)
@@ -121,13 +125,13 @@ func UnpackAccess(w uint64) (pc uint32, tid uint16, flags uint8, size uint64, lo
 
 // AccessBytes is the mask of the bytes of its granule that the access of
 // word w covered (bit i for byte i), as ByteMask gives for a new access;
-// all four for an access that spans granules (the word does not say which
+// all of them for an access that spans granules (the word does not say which
 // of its granules this is).
 func AccessBytes(w uint64) uint64 {
-	if w&AccessMaskBit != 0 {
-		return w >> AccessSizeShift & (1<<GranuleSize - 1)
-	}
 	off := w >> AccessOffShift & (GranuleSize - 1)
+	if w&AccessPartBit != 0 {
+		return (1<<(w>>AccessSizeShift&7+1) - 1) << off & (1<<GranuleSize - 1)
+	}
 	size := uint64(1) << (w >> AccessSizeShift & 7)
 	if off+size > GranuleSize {
 		return 1<<GranuleSize - 1 // it spans granules: all of this one, to be safe

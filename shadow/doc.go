@@ -25,12 +25,12 @@
 //
 // # Shadow cells
 //
-// Each 4-byte granule of application memory has a cell of four uint64
+// Each 8-byte granule of application memory has a cell of four uint64
 // words in Memory (cell.go names their bit fields):
 //
 //	word 0: state and epoch, opaque here: the runtime packs the msm.State in
 //	        the top 4 bits and the epoch below (the 16-bit tid in bits
-//	        44-59 and the low 40 bits of the clock), except bits 40-43:
+//	        44-59 and the low 36 bits of the clock), except bits 36-43:
 //	        the bytes of the granule touched (split.go)
 //	word 1: lockset id (low 32) | threadset id (high 32)   PackSets
 //	words 2, 3: the access history for reports (the latest access, and
@@ -47,7 +47,7 @@
 //
 // Shadow memory is a two-level table: a directory of 2^25 chunk pointers
 // (one per 4 MiB of the 47-bit user address space, mmap'd with NORESERVE so
-// only the pages in use are backed) and chunks of 2^20 cells (24 MiB of
+// only the pages in use are backed) and chunks of 2^19 cells (16 MiB of
 // address space, mmap'd on first touch and installed with a compare-and-swap;
 // never freed). Memory.DirectoryBase gives the fast path the table.
 //

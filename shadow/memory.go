@@ -11,7 +11,7 @@ import (
 
 // Shadow memory layout (see the package documentation).
 const (
-	GranuleShift     = 2                            // a granule is 4 application bytes
+	GranuleShift     = 3                            // a granule is 8 application bytes
 	GranuleSize      = 1 << GranuleShift            //
 	CellWords        = 4                            // uint64 words per granule
 	CellBytes        = CellWords * 8                // 32
@@ -19,8 +19,8 @@ const (
 	MaxAddr          = 1 << AddrBits                // addresses >= MaxAddr have no shadow
 	ChunkShift       = 22                           // a chunk covers 4 MiB of application space
 	ChunkSize        = 1 << ChunkShift              //
-	GranulesPerChunk = ChunkSize / GranuleSize      // 1 Mi
-	ChunkCellBytes   = GranulesPerChunk * CellBytes // 32 MiB of cells per chunk
+	GranulesPerChunk = ChunkSize / GranuleSize      // 512 Ki
+	ChunkCellBytes   = GranulesPerChunk * CellBytes // 16 MiB of cells per chunk
 	DirEntries       = MaxAddr >> ChunkShift        // 2^25 directory entries
 	DirBytes         = DirEntries * 8               // 256 MiB of address space, touched sparsely
 	LockStripes      = 4096

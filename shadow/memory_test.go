@@ -30,7 +30,7 @@ func TestPacking(t *testing.T) {
 	if pc, _, _, sz, ls := UnpackAccess(PackAccess(0x10000000, 1, 1, 0x1000, 200, 1<<20)); pc != 0 || sz != 128 || ls != AccessLocksUnknown {
 		t.Errorf("out of range: pc %x size %d locks %d", pc, sz, ls)
 	}
-	for _, c := range []struct{ addr, size, want uint64 }{{0x1002, 1, 4}, {0x1003, 1, 8}, {0x1002, 2, 12}, {0x1000, 8, 15}, {0x1003, 2, 15}} {
+	for _, c := range []struct{ addr, size, want uint64 }{{0x1002, 1, 4}, {0x1003, 1, 8}, {0x1002, 2, 12}, {0x1000, 8, 0xff}, {0x1003, 2, 0x18}, {0x1004, 4, 0xf0}, {0x1006, 4, 0xff}} {
 		if got := AccessBytes(PackAccess(1, 1, 1, c.addr, c.size, 0)); got != c.want {
 			t.Errorf("AccessBytes(%#x, %d) = %b, want %b", c.addr, c.size, got, c.want)
 		}
@@ -58,10 +58,10 @@ func TestCellLookup(t *testing.T) {
 		t.Fatal("new cell must be zero")
 	}
 	c[0], c[1], c[2] = 1, 2, 3
-	if m.Cell(a+3) != c || m.Lookup(a+1) != c || m.Cell(a-1) == c || m.Cell(a+4) == c {
+	if m.Cell(a+7) != c || m.Lookup(a+1) != c || m.Cell(a-1) == c || m.Cell(a+8) == c {
 		t.Error("granule mapping")
 	}
-	if uintptr(unsafe.Pointer(m.Cell(a+4)))-uintptr(unsafe.Pointer(c)) != CellBytes {
+	if uintptr(unsafe.Pointer(m.Cell(a+8)))-uintptr(unsafe.Pointer(c)) != CellBytes {
 		t.Error("cells of neighbouring granules must be adjacent")
 	}
 	if *m.Lookup(a) != [CellWords]uint64{1, 2, 3} {
@@ -106,16 +106,16 @@ func TestRange(t *testing.T) {
 		first      uint64
 		n          int
 	}{
-		{base, 4, base, 1},
+		{base, 8, base, 1},
 		{base + 1, 1, base, 1},
-		{base + 3, 2, base, 2},
-		{base, 8, base, 2},
-		{base + 1, 16, base, 5},
-		{base + 4, 16, base + 4, 4},
+		{base + 7, 2, base, 2},
+		{base, 16, base, 2},
+		{base + 1, 32, base, 5},
+		{base + 8, 32, base + 8, 4},
 		{base + 2, 0, 0, 0},
-		{base + ChunkSize - 6, 16, base + ChunkSize - 8, 5}, // crosses a chunk
-		{base + 3*ChunkSize - 4, 2*ChunkSize + 8, base + 3*ChunkSize - 4, (2*ChunkSize + 8) / 4},
-		{MaxAddr - 6, 16, MaxAddr - 8, 2}, // clipped at the top
+		{base + ChunkSize - 12, 32, base + ChunkSize - 16, 5}, // crosses a chunk
+		{base + 3*ChunkSize - 8, 2*ChunkSize + 16, base + 3*ChunkSize - 8, (2*ChunkSize + 16) / 8},
+		{MaxAddr - 12, 32, MaxAddr - 16, 2}, // clipped at the top
 		{MaxAddr, 16, 0, 0},
 	} {
 		gs := collect(m, c.addr, c.size)
@@ -124,7 +124,7 @@ func TestRange(t *testing.T) {
 			continue
 		}
 		for i, g := range gs {
-			if g != c.first+uint64(i)*4 {
+			if g != c.first+uint64(i)*GranuleSize {
 				t.Errorf("Range(%#x, %d): granule %d at %#x", c.addr, c.size, i, g)
 				break
 			}
@@ -132,7 +132,7 @@ func TestRange(t *testing.T) {
 	}
 	// RangeLocked visits the same granules
 	var n int
-	m.RangeLocked(base+ChunkSize-6, 16, func(uint64, *[CellWords]uint64) { n++ })
+	m.RangeLocked(base+ChunkSize-12, 32, func(uint64, *[CellWords]uint64) { n++ })
 	if n != 5 {
 		t.Errorf("RangeLocked visited %d", n)
 	}
@@ -149,7 +149,7 @@ func TestReset(t *testing.T) {
 		t.Helper()
 		bad := 0
 		m.Range(lo, hi-lo, func(g uint64, c *[CellWords]uint64) {
-			zero := g+4 > rlo && g < rhi
+			zero := g+GranuleSize > rlo && g < rhi
 			want := [CellWords]uint64{g, ^g, 1}
 			if zero {
 				want = [CellWords]uint64{}
@@ -217,19 +217,19 @@ func TestStripedLocks(t *testing.T) {
 	m := newMem(t)
 	const base = 0x3000_0000_0000
 	const G, N, span = 8, 20000, 64 // 64 granules, all wrapping stripes too
-	addrs := []uint64{base, base + 4*(LockStripes-2)}
+	addrs := []uint64{base, base + GranuleSize*(LockStripes-2)}
 	var wg sync.WaitGroup
 	for g := range G {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range N {
-				a := addrs[i%2] + uint64((i*7+g)%span)*4
+				a := addrs[i%2] + uint64((i*7+g)%span)*GranuleSize
 				if i%5 == 0 {
-					// a 16-byte access at an unaligned address: 5 granules
-					m.LockRange(a+1, 16)
-					m.Range(a+1, 16, func(_ uint64, c *[CellWords]uint64) { c[0]++ })
-					m.UnlockRange(a+1, 16)
+					// an access of 4 granules' length at an unaligned address: 5 granules
+					m.LockRange(a+1, 4*GranuleSize)
+					m.Range(a+1, 4*GranuleSize, func(_ uint64, c *[CellWords]uint64) { c[0]++ })
+					m.UnlockRange(a+1, 4*GranuleSize)
 					continue
 				}
 				m.Lock(a)
@@ -242,7 +242,7 @@ func TestStripedLocks(t *testing.T) {
 	wg.Wait()
 	var total uint64
 	for _, b := range addrs {
-		m.Range(b, (span+5)*4, func(_ uint64, c *[CellWords]uint64) { total += c[0] })
+		m.Range(b, (span+5)*GranuleSize, func(_ uint64, c *[CellWords]uint64) { total += c[0] })
 	}
 	if want := uint64(G * N / 5 * (4 + 5)); total != want {
 		t.Errorf("total = %d, want %d", total, want)
@@ -298,17 +298,17 @@ func TestEverythingConcurrent(t *testing.T) {
 
 func TestLockRangeLarge(t *testing.T) {
 	m := newMem(t)
-	m.LockRange(0x1000, 4*LockStripes+100) // every stripe
+	m.LockRange(0x1000, GranuleSize*LockStripes+100) // every stripe
 	if m.stripes[0].TryLock() || m.stripes[LockStripes-1].TryLock() {
 		t.Error("LockRange of a large range must hold every stripe")
 	}
-	m.UnlockRange(0x1000, 4*LockStripes+100)
-	m.LockRange(4*(LockStripes-1)+2, 4) // wraps: stripes 4095, 0
+	m.UnlockRange(0x1000, GranuleSize*LockStripes+100)
+	m.LockRange(GranuleSize*(LockStripes-1)+2, GranuleSize) // wraps: stripes 4095, 0
 	if m.stripes[0].TryLock() || m.stripes[LockStripes-1].TryLock() || !m.stripes[1].TryLock() {
 		t.Error("wrapping LockRange")
 	}
 	m.stripes[1].Unlock()
-	m.UnlockRange(4*(LockStripes-1)+2, 4)
+	m.UnlockRange(GranuleSize*(LockStripes-1)+2, GranuleSize)
 	for i := range m.stripes {
 		if !m.stripes[i].TryLock() {
 			t.Fatalf("stripe %d still locked", i)
@@ -318,16 +318,20 @@ func TestLockRangeLarge(t *testing.T) {
 }
 
 // An access word for the partial granule of a longer access keeps exactly
-// the bytes covered there, including the three low bytes of a last one.
+// the bytes covered there (any run of them: an access's share of a
+// granule is contiguous), including the seven low bytes of a last one.
 func TestPackAccessBytes(t *testing.T) {
-	for _, mask := range []uint64{0b0111, 0b1110, 0b0011, 0b1000} {
-		w := PackAccessBytes(0x1234, 7, 1, mask, 5)
-		pc, tid, flags, size, locks := UnpackAccess(w)
-		if AccessBytes(w) != mask || pc != 0x1234 || tid != 7 || flags != 1 || locks != 5 || size != uint64(bits.OnesCount64(mask)) {
-			t.Errorf("mask %04b: bytes %04b pc %#x tid %d flags %d size %d locks %d", mask, AccessBytes(w), pc, tid, flags, size, locks)
+	for lo := range GranuleSize {
+		for hi := lo + 1; hi <= GranuleSize; hi++ {
+			mask := uint64(1<<hi-1) &^ (1<<lo - 1)
+			w := PackAccessBytes(0x1234, 7, 1, mask, 5)
+			pc, tid, flags, size, locks := UnpackAccess(w)
+			if AccessBytes(w) != mask || pc != 0x1234 || tid != 7 || flags != 1 || locks != 5 || size != uint64(bits.OnesCount64(mask)) {
+				t.Errorf("mask %08b: bytes %08b pc %#x tid %d flags %d size %d locks %d", mask, AccessBytes(w), pc, tid, flags, size, locks)
+			}
 		}
 	}
 	if w := PackAccess(0x10, 1, 2, 0x1001, 2, AccessLocksUnknown+5); AccessBytes(w) != 0b0110 {
-		t.Errorf("plain word: bytes %04b", AccessBytes(w))
+		t.Errorf("plain word: bytes %08b", AccessBytes(w))
 	}
 }

@@ -8,23 +8,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Byte precision on 4-byte granules.
+// Byte precision on 8-byte granules.
 //
-// A granule's cell records which of its 4 bytes have been accessed since the
-// cell was last reset (the touched mask, bits 40-43 of word 0, between the
+// A granule's cell records which of its 8 bytes have been accessed since the
+// cell was last reset (the touched mask, bits 36-43 of word 0, between the
 // thread id and the clock of the epoch, so that the fast path outside Go
 // keeps it up to date with the one word it reads and writes anyway). While every access overlaps the bytes touched before, the
 // granule is one location: accesses to overlapping bytes are the ones that
 // can race. When an access touches only bytes nobody touched before (a
 // thread writing a[1] next to another thread's a[0]), the runtime splits the
-// granule: word 0 gets the state StateSplit and word 1 the address of four
+// granule: word 0 gets the state StateSplit and word 1 the address of eight
 // side cells, one per byte. Each touched byte's side cell starts as a copy of
 // the granule's cell (its history is the granule's), each untouched byte's
 // as a never-accessed cell, and from then on every byte is its own location.
 // Splitting never loses a race: a byte's side cell knows at least what the
 // granule knew.
 //
-// Side cells come from a reservation outside the Go heap, 128 bytes per split
+// Side cells come from a reservation outside the Go heap, 256 bytes per split
 // granule. They are not reclaimed when a granule is reset (Reset and the
 // runtime's C reset zero word 1 and forget the pointer): a program that keeps
 // reallocating memory where neighbouring bytes are written by different
@@ -41,7 +41,7 @@ type splitArena struct {
 	used uintptr
 }
 
-// splitReserve is the address space reserved for side cells: 44 million
+// splitReserve is the address space reserved for side cells: 16 million
 // split granules.
 const splitReserve = 4 << 30
 

@@ -8,14 +8,15 @@ func TestByteMask(t *testing.T) {
 	}{
 		{0x1000, 0x1001, 0x1000, 0b0001},
 		{0x1001, 0x1002, 0x1000, 0b0010},
-		{0x1002, 0x1006, 0x1000, 0b1100},
-		{0x1002, 0x1006, 0x1004, 0b0011},
-		{0x1000, 0x1010, 0x1008, 0b1111},
-		{0x1000, 0x1004, 0x1004, 0},
+		{0x1006, 0x100a, 0x1000, 0b11000000},
+		{0x1006, 0x100a, 0x1008, 0b0011},
+		{0x1000, 0x1020, 0x1008, 0xff},
+		{0x1000, 0x1008, 0x1008, 0},
+		{0x1002, 0x1006, 0x1000, 0b00111100},
 	}
 	for _, c := range cases {
 		if got := ByteMask(c.addr, c.end, c.g); got != c.want {
-			t.Errorf("ByteMask(%#x, %#x, %#x) = %04b, want %04b", c.addr, c.end, c.g, got, c.want)
+			t.Errorf("ByteMask(%#x, %#x, %#x) = %08b, want %08b", c.addr, c.end, c.g, got, c.want)
 		}
 	}
 }

@@ -18,7 +18,7 @@ const accessFree = abi.Post
 // what a report says of it (read, write, atomic, free).
 const prevFlags = abi.Read | abi.Write | abi.Atomic | accessFree
 
-// A shadow cell (four words per 4-byte granule, see package shadow and
+// A shadow cell (four words per 8-byte granule, see package shadow and
 // shadow/cell.go): word 0 is state | TS_d epoch (with the granule's touched
 // mask), word 1 C_d lockset | S_d threadset, words 2 and 3 the access
 // history (step).
@@ -63,10 +63,10 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		if c == nil {
 			return
 		}
-		if d.syncAccess(t, c, addr, flags&abi.Write != 0) {
+		mask := shadow.ByteMask(addr, end, g)
+		if d.syncAccess(t, g, c, addr, mask, flags&abi.Write != 0) {
 			return
 		}
-		mask := shadow.ByteMask(addr, end, g)
 		if d.unchanged(t, c, a, mask) {
 			continue
 		}
@@ -84,42 +84,110 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 	}
 }
 
-// markSync makes the granule of addr a synchronisation variable: an
-// atomic instruction of size bytes operated on it (events.go,
-// atomicEvent). Only an atomic that covers the whole granule does: the
-// other bytes of a granule around a one-byte flag stay plain data.
+// Synchronisation variables. The bytes that an atomic instruction of at
+// least syncMinSize bytes, naturally aligned, operated on become a
+// synchronisation variable (msm.Spin): plain accesses to them are
+// acquires and releases (syncAccess), never races. A one- or two-byte
+// atomic leaves its bytes plain data, as the other bytes of its granule
+// stay: a cell in msm.Spin names its synchronisation bytes in its touched
+// mask, and a plain access to the granule's other bytes splits it
+// (shadow/split.go), so that they are checked as data of their own (a
+// reference count next to the field it guards).
+const syncMinSize = 4
+
+// markSync makes the bytes of [addr, addr+size) a synchronisation
+// variable: an atomic instruction operated on them (events.go,
+// atomicEvent).
 func (d *Detector) markSync(addr, size uint64) {
-	if addr%shadow.GranuleSize != 0 || size < shadow.GranuleSize {
+	if size < syncMinSize || addr%min(size, shadow.GranuleSize) != 0 {
 		return
 	}
-	c := d.mem.Cell(addr)
-	if c == nil {
-		return
+	for g := addr &^ (shadow.GranuleSize - 1); g < addr+size; g += shadow.GranuleSize {
+		c := d.mem.Cell(g)
+		if c == nil {
+			return
+		}
+		d.mem.Lock(g)
+		d.markSyncBytes(c, shadow.ByteMask(addr, addr+size, g))
+		d.mem.Unlock(g)
 	}
-	d.mem.Lock(addr)
-	if !shadow.IsSplit(c) && shadow.Word0State(c[0]) != uint8(msm.Spin) {
-		c[1], c[2], c[3] = 0, 0, 0
-		atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, c[0]))
+}
+
+// markSyncBytes makes the bytes of cell c (locked) a synchronisation
+// variable: the whole cell, while no other byte of it was touched; else
+// the side cells of those bytes.
+func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
+	w0 := c[0]
+	if !shadow.IsSplit(c) {
+		touched := uint64(shadow.Touched(w0))
+		if shadow.Word0State(w0) == uint8(msm.Spin) || touched&^bytes == 0 {
+			if shadow.Word0State(w0) != uint8(msm.Spin) {
+				touched = 0 // a data location's history goes
+			}
+			c[1], c[2], c[3] = 0, 0, 0
+			atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, (touched|bytes)<<shadow.TouchedShift))
+			return
+		}
+		if d.mem.Split(c) == nil {
+			return // no memory for side cells: the bytes stay data
+		}
 	}
-	d.mem.Unlock(addr)
+	side := d.mem.Side(c)
+	for b := range side {
+		if bytes&(1<<b) != 0 {
+			side[b] = [shadow.CellWords]uint64{shadow.PackWord0(uint8(msm.Spin), 0, shadow.TouchedMask)}
+		}
+	}
+}
+
+// syncBytes is the mask of the bytes of cell c that are a
+// synchronisation variable.
+func (d *Detector) syncBytes(c *[shadow.CellWords]uint64) uint64 {
+	w0 := atomic.LoadUint64(&c[0])
+	switch shadow.Word0State(w0) {
+	case uint8(msm.Spin):
+		return uint64(shadow.Touched(w0))
+	case shadow.StateSplit:
+		var m uint64
+		for b, s := range d.mem.Side(c) {
+			if shadow.Word0State(atomic.LoadUint64(&s[0])) == uint8(msm.Spin) {
+				m |= 1 << b
+			}
+		}
+		return m
+	}
+	return 0
 }
 
 // touchesSync reports whether [addr, addr+size) touches a
 // synchronisation variable, whose plain reads acquire (syncAccess).
 func (d *Detector) touchesSync(addr, size uint64) bool {
 	for g := addr &^ (shadow.GranuleSize - 1); g < addr+size; g += shadow.GranuleSize {
-		if c := d.mem.Cell(g); c != nil && shadow.Word0State(atomic.LoadUint64(&c[0])) == uint8(msm.Spin) {
+		if c := d.mem.Cell(g); c != nil && d.syncBytes(c)&shadow.ByteMask(addr, addr+size, g) != 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// syncAccess handles a plain access to a synchronisation variable (cell c
-// in state msm.Spin): a read acquires what atomics released at addr, a
-// write releases there. It reports whether c was one.
-func (d *Detector) syncAccess(t *thread, c *[shadow.CellWords]uint64, addr uint64, write bool) bool {
-	if shadow.Word0State(atomic.LoadUint64(&c[0])) != uint8(msm.Spin) {
+// syncAccess handles a plain access to the bytes mask of granule g (cell
+// c): if they touch a synchronisation variable, a read acquires what
+// atomics released at addr and a write releases there, and it reports
+// true. An access to only the other bytes of a cell in msm.Spin splits
+// it, and is checked as data.
+func (d *Detector) syncAccess(t *thread, g uint64, c *[shadow.CellWords]uint64, addr, mask uint64, write bool) bool {
+	sync := d.syncBytes(c)
+	if sync == 0 {
+		return false
+	}
+	if sync&mask == 0 {
+		d.mem.Lock(g)
+		if shadow.Word0State(c[0]) == uint8(msm.Spin) && d.mem.Split(c) == nil {
+			sync = mask // no memory for side cells: the whole granule stays one
+		}
+		d.mem.Unlock(g)
+	}
+	if sync&mask == 0 {
 		return false
 	}
 	if write {
@@ -278,10 +346,13 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 		// Exclusive-Read and forget the write). The fast path relies
 		// on it too. The owner's lockset still meets the read's (msm,
 		// choice 13); a read that shrinks it is the access a parallel
-		// write would race with, so the history learns of it.
+		// write would race with, so the history learns of it, as it does
+		// of a read of bytes the latest access did not cover (another
+		// variable of the granule: a parallel write to it has no partner
+		// otherwise). The C fast path records both (hg_history).
 		locks := msm.Meet(t.env, cur.Locks, a.Locks)
 		latest, other, moved := c[2], c[3], false
-		if locks != cur.Locks {
+		if locks != cur.Locks || bytes&^shadow.AccessBytes(latest) != 0 {
 			cur.Locks = locks
 			latest, other, moved = remember(latest, other, prevWord, true)
 			cur.Threads = msm.ThreadsetID(pastClock(cur, other, moved))

@@ -389,3 +389,23 @@ func TestThreeByteRange(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 0)
 }
+
+// Two 4-byte variables share an 8-byte granule, and one thread uses both
+// (a flag beside the value it guards): the granule is one location until
+// another thread comes. Its read of the second variable, the granule's
+// bytes that its latest access did not cover, stays in the history, so
+// that when a race on the first splits the granule, the other thread's
+// write to the second still has a partner (dissertation fig. 5.5 under
+// lib=no: COND beside GLOB).
+func TestNeighbourVariablesOfOneThread(t *testing.T) {
+	const cond, glob = 0x10400, 0x10404
+	b := newBench(t, "")
+	w := b.create(0, 0x500)
+	b.flush(0, wr(glob, 4, 0x1001), rd(glob, 4, 0x1002), rd(cond, 4, 0x1003))
+	b.flush(w, rd(glob, 4, 0x2001), Event{Addr: cond, Info: abi.Info(0x2002, 4, abi.Read|abi.Write)})
+	b.flush(0, rd(cond, 4, 0x1004))
+	races, out := b.finish()
+	wantReports(t, races, out, 2,
+		"  Read of size 4 at 0x10404 by thread T1:\n", "  Previous write of size 4 by thread T0:\n",
+		"  Read-write of size 4 at 0x10400 by thread T1:\n", "  Previous read of size 4 by thread T0:\n")
+}

@@ -200,6 +200,31 @@ func TestPlainLoadOfAtomicWord(t *testing.T) {
 	wantReports(t, races, out, 0)
 }
 
+// A 4-byte atomic word shares its 8-byte granule with a plain field (a
+// reference count beside what it guards): the word synchronises, and the
+// field is data of its own that still races, whether it was touched
+// before the word became a synchronisation variable or after.
+func TestAtomicWordBesidePlainField(t *testing.T) {
+	const word, field = 0x10300, 0x10304
+	for order := range 3 { // the field first touched by r, by w before the atomic, after it
+		b := newBench(t, "")
+		w, r := b.create(0, 0x500), b.create(0, 0x510)
+		if order == 0 {
+			b.flush(r, wr(field, 4, 0x2000))
+		}
+		if order == 2 {
+			b.flush(w, atomicRMW(word, 0x1000)...)
+		}
+		b.flush(w, append([]Event{wr(data, 8, 0x1001), wr(field, 4, 0x1003)}, atomicRMW(word, 0x1002)...)...)
+		if order != 0 {
+			b.flush(r, wr(field, 4, 0x2000))
+		}
+		b.flush(r, rd(word, 4, 0x2001), rd(data, 8, 0x2002), rd(word, 4, 0x2004))
+		races, out := b.finish()
+		wantReports(t, races, out, 1, "Write of size 4 at 0x10304 by thread T", "Previous write of size 4 by thread T")
+	}
+}
+
 // Without the atomic instruction the same plain accesses race.
 func TestPlainFlagRaces(t *testing.T) {
 	b := newBench(t, "")
