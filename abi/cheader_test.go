@@ -94,6 +94,7 @@ func defines() [][]define {
 		num("SH_CELL_WORDS", shadow.CellWords, ""),
 		num("SH_CELL_BYTES", shadow.CellBytes, ""),
 		num("SH_CHUNK_SHIFT", shadow.ChunkShift, ""),
+		hex("SH_SPLIT_RESERVE", shadow.SplitReserve, "the side cells' reservation (shadow.Memory.SplitBase)"),
 		hex("SH_MAX_ADDR", shadow.MaxAddr, ""),
 		num("SH_STATE_SHIFT", shadow.StateShift, "cell word 0: state | tid | touched mask | clock"),
 		num("SH_TID_SHIFT", shadow.CellTIDShift, ""),

@@ -36,11 +36,13 @@ func publishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
 	}
 }
 
-// publishShadow gives the C fast path the shadow directory.
 func publishThreadsetGen(gen uint32) {
 	atomic.StoreUint32((*uint32)(unsafe.Pointer(&C.hg_tset_gen)), gen)
 }
 
-func publishShadow(dir uintptr) {
+// publishShadow gives the C fast path the shadow directory and the side
+// cells of split granules.
+func publishShadow(dir, split uintptr) {
+	C.hg_set_split_base(C.uintptr_t(split))
 	C.hg_set_shadow_dir(C.uintptr_t(dir))
 }

@@ -75,7 +75,7 @@ func hgGoMainThread(bias uint64) int32 {
 		return -1
 	}
 	det = d
-	publishShadow(d.ShadowBase())
+	publishShadow(d.ShadowBase(), d.SplitBase())
 	return d.MainThread()
 }
 

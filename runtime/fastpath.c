@@ -261,15 +261,18 @@ hg_shared_unchanged(struct hg_thread *t, uint64_t vt, uint64_t w1, uint64_t epoc
  * to pair a race with (it reports nothing otherwise, and the location
  * keeps its state); and an access whose word 0 then loses to such a step
  * (the compare-and-swap fails, the access goes to the Go side after it)
- * must not overwrite the history that step writes. */
-HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint32_t write, uint64_t info, uint32_t locks)
+ * must not overwrite the history that step writes. tm is the touched
+ * mask the cell takes: m, or every byte for a split granule's side cell
+ * (hg_split_granule). */
+HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint64_t tm, uint32_t write, uint64_t info,
+			       uint32_t locks)
 {
 	uint64_t h = 0, v = 0;
 	if (locks != 0 || __atomic_load_n(&cell[1], __ATOMIC_RELAXED) != 0 ||
 	    !__atomic_compare_exchange_n(&cell[2], &h, hg_access_word(info, epoch >> SH_TID_SHIFT, m, 0), 0,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
-	uint64_t next = (uint64_t)(write ? SH_EXCL_WRITE : SH_EXCL_READ) << SH_STATE_SHIFT | epoch | m;
+	uint64_t next = (uint64_t)(write ? SH_EXCL_WRITE : SH_EXCL_READ) << SH_STATE_SHIFT | epoch | tm;
 	return __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
 }
 
@@ -453,18 +456,24 @@ HG_SLOW static int hg_owner_locks(uint64_t *cell, uint64_t w1, uint32_t e)
 	return __atomic_compare_exchange_n(&cell[1], &w1, (w1 & ~0xffffffffull) | e, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
+HG_SLOW static int hg_split_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint32_t write,
+				     uint64_t info, uint32_t locks, uint64_t addr, uint64_t size);
+
 /* hg_other_cell settles the granule cases that involve more than the
- * thread's own data (hg_granule): a first access, a location in Race, a
- * shared location, another thread's. Out of line, so that the common case
- * in hg_access keeps few registers (each costs a push and a pop on every
- * access). Inside a lock-protected region, all but the first access need
- * the hand-off tables to hold nothing new for the access (quiet: the
- * region's access in hg_handoff_quiet, asked once per granule). */
+ * thread's own data (hg_granule): a first access, a split granule, a
+ * location in Race, a shared location, another thread's. Out of line, so
+ * that the common case in hg_access keeps few registers (each costs a
+ * push and a pop on every access). Inside a lock-protected region, all
+ * but the first access need the hand-off tables to hold nothing new for
+ * the access (quiet: the region's access in hg_handoff_quiet, asked once
+ * per granule). tm: as hg_new_cell's. */
 HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v, uint64_t w1, uint64_t epoch, uint64_t m,
-				  uint32_t write, uint64_t info, uint32_t locks, uint64_t addr, uint64_t size)
+				  uint64_t tm, uint32_t write, uint64_t info, uint32_t locks, uint64_t addr, uint64_t size)
 {
 	if (v == 0)
-		return hg_new_cell(cell, epoch, m, write, info, locks);
+		return hg_new_cell(cell, epoch, m, tm, write, info, locks);
+	if (v >> SH_STATE_SHIFT == SH_SPLIT)
+		return hg_split_granule(t, cell, epoch, m, write, info, locks, addr, size);
 	if ((m & ~v) != 0)
 		return 0; /* bytes the granule has not seen: it may split */
 	if (t->recording && !hg_handoff_quiet(t, addr, size, HG_INFO_FLAGS(info)))
@@ -481,12 +490,12 @@ HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v
 	return locks != HG_LOCKS_UNKNOWN && hg_take_over(cell, v, w1, epoch, m, write, info, locks);
 }
 
-/* hg_granule settles one granule's cell (hg_handled): the thread's own
- * data here, the rest in hg_other_cell. */
-__attribute__((target("general-regs-only"), always_inline)) static inline int hg_granule(struct hg_thread *t, uint64_t *cell,
-											    uint64_t epoch, uint64_t m, uint32_t write,
-											    uint64_t info, uint32_t locks, uint64_t addr,
-											    uint64_t size)
+/* hg_granule settles one granule's cell (hg_handled), or a side cell of
+ * a split granule's (hg_split_granule; tm as hg_new_cell's): the
+ * thread's own data here, the rest in hg_other_cell. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int
+hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint64_t tm, uint32_t write, uint64_t info,
+	   uint32_t locks, uint64_t addr, uint64_t size)
 {
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
@@ -496,7 +505,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return owner == locks || owner == 0; /* the common case: nothing changes */
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
-		return hg_other_cell(t, cell, v, w1, epoch, m, write, info, locks, addr, size);
+		return hg_other_cell(t, cell, v, w1, epoch, m, tm, write, info, locks, addr, size);
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
 	if (locks == HG_LOCKS_UNKNOWN)
 		return 0; /* the history would not know the locks: the Go side */
@@ -521,6 +530,40 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	if (e != owner && !hg_owner_locks(cell, w1, e))
 		return 0;
 	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);
+	return 1;
+}
+
+/* hg_side_cells is the side cells of a split granule whose word 1 is w1
+ * (shadow/split.go: SH_GRANULE cells of SH_CELL_WORDS words, at w1 in the
+ * reservation the Go side published), or NULL when the fast path cannot
+ * read them. */
+__attribute__((target("general-regs-only"))) static inline uint64_t *hg_side_cells(uint64_t w1)
+{
+	uintptr_t base = __atomic_load_n(&hg_split_base, __ATOMIC_ACQUIRE);
+	if (!base || w1 == 0 || w1 >= SH_SPLIT_RESERVE || w1 % (SH_GRANULE * SH_CELL_BYTES) != 0)
+		return NULL;
+	return (uint64_t *)(base + w1);
+}
+
+/* hg_split_granule settles an access to the bytes m (in place) of a split
+ * granule byte by byte, as the Go side steps its side cells
+ * (runtime/detect, granule): each is a location of its own, all of whose
+ * bytes count as touched, and whose history takes the access's word for
+ * the granule (m). Word 1 is read after word 0 said split (the Go side
+ * writes it before): a granule split by two threads using neighbouring
+ * 4-byte variables stays in C. */
+HG_SLOW static int hg_split_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint32_t write,
+				     uint64_t info, uint32_t locks, uint64_t addr, uint64_t size)
+{
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	uint64_t *side = hg_side_cells(__atomic_load_n(&cell[1], __ATOMIC_ACQUIRE));
+	if (!side)
+		return 0;
+	for (uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & SH_GRANULE_BYTES; bytes; bytes &= bytes - 1) {
+		uint64_t *sc = side + (uint64_t)__builtin_ctzll(bytes) * SH_CELL_WORDS;
+		if (!hg_granule(t, sc, epoch, m, SH_TOUCHED_MASK, write, info, locks, addr, size))
+			return 0;
+	}
 	return 1;
 }
 
@@ -560,14 +603,14 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
 	if (off + size <= SH_GRANULE)
-		return hg_granule(t, cell, epoch, hg_first_bytes(off, size) << SH_TOUCHED_SHIFT, write, info, locks, addr,
-				  size);
+		return hg_granule(t, cell, epoch, hg_first_bytes(off, size) << SH_TOUCHED_SHIFT,
+				  hg_first_bytes(off, size) << SH_TOUCHED_SHIFT, write, info, locks, addr, size);
 	if (size > 32 || (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t left = off + size; /* bytes from the first granule's start */
 	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
-		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, write, info, locks, addr, size))
+		if (!hg_granule(t, cell, epoch, m << SH_TOUCHED_SHIFT, m << SH_TOUCHED_SHIFT, write, info, locks, addr, size))
 			return 0;
 		if (left <= SH_GRANULE)
 			return 1;
@@ -577,17 +620,27 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	}
 }
 
-/* hg_is_sync: the granule of addr may hold a synchronisation variable (a
- * word that locked instructions operate on: runtime/detect, markSync): it
- * is one, or it is split, and the side cell of a byte may be one (the
- * side cells are the Go side's). A plain store to one is a release (x86's
+/* hg_is_sync: a store of size bytes at addr may write a synchronisation
+ * variable (bytes that locked instructions operate on: runtime/detect,
+ * markSync): its granule is one, or the side cell of one of the bytes in
+ * a split granule is (when the fast path cannot read side cells, any
+ * split granule may be). A plain store to one is a release (x86's
  * release store), which must reach the Go side before another thread can
  * see the stored value, as an atomic's does. */
-__attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64_t addr)
+__attribute__((target("general-regs-only"))) static inline int hg_is_sync(uint64_t addr, uint64_t size)
 {
 	uint64_t *cell = hg_cell(addr);
-	uint64_t state = cell ? __atomic_load_n(cell, __ATOMIC_RELAXED) >> SH_STATE_SHIFT : SH_NEW;
-	return state == SH_SYNC || state == SH_SPLIT;
+	uint64_t state = cell ? __atomic_load_n(cell, __ATOMIC_ACQUIRE) >> SH_STATE_SHIFT : SH_NEW;
+	if (state != SH_SPLIT)
+		return state == SH_SYNC;
+	uint64_t *side = hg_side_cells(__atomic_load_n(&cell[1], __ATOMIC_ACQUIRE));
+	if (!side)
+		return 1;
+	uint64_t off = addr & (SH_GRANULE - 1), end = off + size < SH_GRANULE ? off + size : SH_GRANULE;
+	for (uint64_t b = off; b < end; b++)
+		if (__atomic_load_n(&side[b * SH_CELL_WORDS], __ATOMIC_RELAXED) >> SH_STATE_SHIFT == SH_SYNC)
+			return 1;
+	return 0;
 }
 
 /* hg_deferred counts, for stats=1, why an access went to the Go side: the
@@ -662,7 +715,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
 	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC) ||
-	    ((HG_INFO_FLAGS(info) & (HG_WRITE | HG_READ)) == HG_WRITE && !len && hg_is_sync(addr)))
+	    ((HG_INFO_FLAGS(info) & (HG_WRITE | HG_READ)) == HG_WRITE && !len && hg_is_sync(addr, HG_INFO_SIZE(info))))
 		hg_flush_saving(t);
 }
 
@@ -921,7 +974,8 @@ hg_range_walk(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info, i
 		uint64_t *cell = hg_cell(a);
 		uint64_t off = a & (SH_GRANULE - 1), n = end - a < SH_GRANULE - off ? end - a : SH_GRANULE - off;
 		if (!cell || (!(release && hg_own_now(cell, epoch, locks)) &&
-			      !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n)))
+			      !hg_granule(t, cell, epoch, ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT,
+					  ((1ull << n) - 1) << off << SH_TOUCHED_SHIFT, write, info, locks, a, n)))
 			break;
 		a += n;
 	}

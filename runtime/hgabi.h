@@ -71,6 +71,8 @@
 #define SH_CELL_WORDS 4
 #define SH_CELL_BYTES 32
 #define SH_CHUNK_SHIFT 22
+/* the side cells' reservation (shadow.Memory.SplitBase) */
+#define SH_SPLIT_RESERVE 0x100000000ull
 #define SH_MAX_ADDR 0x800000000000ull
 /* cell word 0: state | tid | touched mask | clock */
 #define SH_STATE_SHIFT 60

@@ -228,6 +228,7 @@ uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use
 void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits); /* fastpath.c */
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
+void hg_set_split_base(uintptr_t base);    /* shadow.c: side cells of split granules (shadow.Memory.SplitBase), 0: none */
 
 /* A forked child's detector runs in a process of its own (remote.c, the
  * child's side; serve.go, the detector's): the child's calls into the
@@ -348,6 +349,7 @@ void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the
 
 /* shadow.c */
 extern uintptr_t *hg_shadow_dir;
+extern uintptr_t hg_split_base; /* 0 when the fast path cannot read side cells (a forked child's detector keeps them) */
 extern int hg_shadow_shared; /* the cells are shared with a detector process: release with MADV_REMOVE */
 void hg_reset_cells(uint64_t addr, uint64_t size); /* zero a heap block's cells, without Go */
 

@@ -447,6 +447,7 @@ int32_t hg_remote_start(uint64_t bias, const char **reason)
 	hg_remote_arena = arena;
 	hg_remote_arena_size = size;
 	hg_shadow_shared = 1;
+	hg_set_split_base(0); /* the detector process keeps its side cells */
 	hg_set_shadow_dir((uintptr_t)arena);
 	return tid;
 }
@@ -462,6 +463,7 @@ void hg_remote_forked(void)
 		return;
 	hg_remote = 0;
 	hg_remote_dead = 0;
+	hg_set_split_base(0);
 	hg_set_shadow_dir(0);
 	if (hg_sock >= 0)
 		close(hg_sock);

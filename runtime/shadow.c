@@ -1,6 +1,7 @@
 /* shadow.c: the C side's handle on shadow memory outside the fast path:
- * the directory pointer the Go side publishes (package shadow; read by the
- * fast path, fastpath.c) and the reset of a heap block's cells (malloc.c).
+ * the directory pointer and the side cells' reservation the Go side
+ * publishes (package shadow; read by the fast path, fastpath.c) and the
+ * reset of a heap block's cells (malloc.c).
  */
 #define _GNU_SOURCE
 #include "hgrt.h"
@@ -10,9 +11,16 @@
 uintptr_t *hg_shadow_dir;
 int hg_shadow_shared;
 
+uintptr_t hg_split_base;
+
 void hg_set_shadow_dir(uintptr_t dir)
 {
 	__atomic_store_n(&hg_shadow_dir, (uintptr_t *)dir, __ATOMIC_RELEASE);
+}
+
+void hg_set_split_base(uintptr_t base)
+{
+	__atomic_store_n(&hg_split_base, base, __ATOMIC_RELEASE);
 }
 
 /* hg_reset_cells zeroes the shadow cells of a range (a heap block that is

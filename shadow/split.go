@@ -41,23 +41,31 @@ type splitArena struct {
 	used uintptr
 }
 
-// splitReserve is the address space reserved for side cells: 16 million
+// SplitReserve is the address space reserved for side cells: 16 million
 // split granules.
-const splitReserve = 4 << 30
+const SplitReserve = 4 << 30
+
+// reserve maps the reservation unless it is; the caller holds a.mu.
+func (a *splitArena) reserve() bool {
+	if a.base == nil {
+		p, err := unix.MmapPtr(-1, 0, nil, SplitReserve, mmapProt, mmapFlags)
+		if err != nil {
+			return false
+		}
+		atomic.StorePointer(&a.base, p)
+		a.used = unsafe.Sizeof(SideCells{}) // offset 0 is never handed out
+	}
+	return true
+}
 
 func (a *splitArena) alloc() (uint64, bool) {
 	const size = unsafe.Sizeof(SideCells{})
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.base == nil {
-		p, err := unix.MmapPtr(-1, 0, nil, splitReserve, mmapProt, mmapFlags)
-		if err != nil {
-			return 0, false
-		}
-		atomic.StorePointer(&a.base, p)
-		a.used = size // offset 0 is never handed out
+	if !a.reserve() {
+		return 0, false
 	}
-	if a.used+size > splitReserve {
+	if a.used+size > SplitReserve {
 		return 0, false
 	}
 	off := a.used
@@ -84,6 +92,19 @@ func (m *Memory) Split(c *[CellWords]uint64) *SideCells {
 	// Word 0 last, in one store: the fast path reads it without the lock.
 	atomic.StoreUint64(&c[0], StateSplit<<StateShift)
 	return s
+}
+
+// SplitBase is the address of the side cells' reservation (mapped now if
+// it was not), for a fast path outside Go: the side cells of a split cell
+// are at SplitBase() + word 1, laid out as SideCells (a side cell's four
+// words together). 0 when the reservation cannot be mapped.
+func (m *Memory) SplitBase() uintptr {
+	m.split.mu.Lock()
+	defer m.split.mu.Unlock()
+	if !m.split.reserve() {
+		return 0
+	}
+	return uintptr(m.split.base)
 }
 
 // Side returns the side cells of a split cell.

@@ -94,6 +94,10 @@ func New(cfg Config, host Host) (*Detector, error) {
 // (shadow.Memory.DirectoryBase).
 func (d *Detector) ShadowBase() uintptr { return d.mem.DirectoryBase() }
 
+// SplitBase is the reservation of split granules' side cells, for the C
+// fast path (shadow.Memory.SplitBase).
+func (d *Detector) SplitBase() uintptr { return d.mem.SplitBase() }
+
 // MainThread registers the calling thread, the process's first, and
 // returns its id (0).
 func (d *Detector) MainThread() int32 { return d.newThread(nil, 0).tid }
