@@ -223,14 +223,14 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 			whole = false
 		}
 		if whole || d.mem.Split(c) == nil {
-			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift)
+			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
 		}
 	}
 	var r stepResult
 	side := d.mem.Side(c)
 	for b := range side {
 		if mask&(1<<b) != 0 && !r.race {
-			r = d.step(t, &side[b], a, prevWord, 1<<b, shadow.TouchedMask)
+			r = d.step(t, &side[b], a, prevWord, 1<<b, shadow.TouchedMask, true)
 		}
 	}
 	return r
@@ -325,10 +325,10 @@ type stepResult struct {
 // state machine calls a race that nothing in the history can be paired
 // with (the lockset emptied by the thread's own accesses, or reads against
 // reads), nothing is reported and the location keeps its state.
-func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64) stepResult {
+func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64, side bool) stepResult {
 	for {
 		w0 := atomic.LoadUint64(&c[0])
-		if r, ok := d.stepFrom(t, c, w0, a, prevWord, bytes, touched|w0&shadow.TouchedMask); ok {
+		if r, ok := d.stepFrom(t, c, w0, a, prevWord, bytes, touched|w0&shadow.TouchedMask, side); ok {
 			return r
 		}
 		// the fast path changed word 0 meanwhile: step again from there
@@ -337,7 +337,7 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 
 // stepFrom is step from word 0 w0; it changes nothing and reports false
 // when word 0 no longer holds w0.
-func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64) (stepResult, bool) {
+func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64, side bool) (stepResult, bool) {
 	cur := cellOf(w0, c[1])
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
@@ -375,6 +375,9 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 		}
 		if partner = d.conflicting(c[2], other, t.tid, a, bytes); partner == 0 {
 			next, race = cur, false
+			if side && exclusive(cur.State) {
+				next = ownedBy(a)
+			}
 		}
 	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
 		next, race = cur, true
@@ -396,6 +399,25 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 }
 
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }
+
+// ownedBy is the location as access a leaves it when the location's
+// exclusive owner happens before it (both machines: a new owner, whose
+// locks become E_d). A byte of a split granule changes owner so when its
+// owner's accesses in its history do not conflict with a: a split copies
+// the granule's state to every byte it touched (shadow/split.go), and the
+// owner of the whole may never have used this byte (a thread's int beside
+// another's, both written first by the thread that made the array). Kept
+// as it was, the byte would send every access of its real user to the Go
+// side, and no report could come of it: a report needs a partner in the
+// history. Its new owner's access there is the partner of a later
+// conflicting access by the old one.
+func ownedBy(a msm.Access) msm.Cell {
+	s := msm.ExclRead
+	if a.Write {
+		s = msm.ExclWrite
+	}
+	return msm.Cell{State: s, TS: a.TS, Locks: a.Locks}
+}
 
 // The past owner. When a location changes owner through happens-before
 // (Exclusive-Write of thread A, then thread B's access ordered after it),

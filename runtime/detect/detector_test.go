@@ -409,3 +409,21 @@ func TestNeighbourVariablesOfOneThread(t *testing.T) {
 		"  Read of size 4 at 0x10404 by thread T1:\n", "  Previous write of size 4 by thread T0:\n",
 		"  Read-write of size 4 at 0x10400 by thread T1:\n", "  Previous read of size 4 by thread T0:\n")
 }
+
+// Per-thread slots: main writes two neighbouring ints of one granule, then
+// each of two threads uses its own. The granule splits, and the second
+// slot changes owner although the granule's last owner was the first
+// thread (which never used that slot): no report, and a later write of
+// the first thread to the second slot races with the second thread's.
+func TestNeighbourSlotsChangeOwner(t *testing.T) {
+	b := newBench(t, "")
+	b.flush(0, wr(x, 4, 0x100), wr(x+4, 4, 0x101))
+	t1, t2 := b.create(0, 0x500), b.create(0, 0x510)
+	b.flush(t1, wr(x, 4, 0x1001))
+	b.flush(t2, wr(x+4, 4, 0x2001))
+	b.flush(t1, wr(x, 4, 0x1002))
+	b.flush(t2, wr(x+4, 4, 0x2002))
+	b.flush(t1, wr(x+4, 4, 0x1003))
+	races, out := b.finish()
+	wantReports(t, races, out, 1, "  Write of size 4 at 0x10004 by thread T1:\n", "  Previous write of size 4 by thread T2:\n")
+}
