@@ -47,20 +47,22 @@ import (
 // region); the tables map its variables to it. vc is a snapshot shared
 // by the writer's segments until its next join (thread.snapshot): its own
 // component may be older than clock, which the reader takes from clock.
-// Never changed once published.
+// Never changed once published. (The fields are in the order that packs
+// them into 64 bytes, one size class below 72: a lock-heavy program keeps
+// tens of thousands published.)
 type wrSeg struct {
 	vc      *shadow.VC
-	tid     uint16
 	clock   uint64
 	mutexes []uint64
+	id      uint64 // of an overflow, for thread.overKnown
+	// one holds mutexes when there is one (a region's, usually): no
+	// allocation of its own for the slice
+	one [1]uint64
+	tid uint16
 	// an overflow of a segTable: vc holds the whole past of the
 	// segments folded into it; anyMutex, that they were published under
 	// more mutexes than it keeps, so that it holds for any lock
 	folded, anyMutex bool
-	id               uint64 // of an overflow, for thread.overKnown
-	// one holds mutexes when there is one (a region's, usually): no
-	// allocation of its own for the slice
-	one [1]uint64
 }
 
 // segmentOf makes the segment t publishes for variables

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"testing"
+	"unsafe"
 
 	"hgrewrite/abi"
 )
@@ -333,4 +334,12 @@ func TestHandOffEvictedOtherMutex(t *testing.T) {
 	b.flush(t2, lock(mu2, begin), rd(head, 8, 0x2001), unlock(mu2, end), wr(data, 8, 0x2002))
 	races, out := b.finish()
 	wantReports(t, races, out, 2, "Write of size 8 at 0x10100 by thread T2:\n", "Read of size 8 at 0x10300 by thread T2:\n")
+}
+
+// A published segment fits the 64-byte size class (handoff.go, wrSeg):
+// lock-heavy programs keep tens of thousands alive.
+func TestWrSegSize(t *testing.T) {
+	if n := unsafe.Sizeof(wrSeg{}); n > 64 {
+		t.Errorf("wrSeg is %d bytes, more than 64", n)
+	}
 }
