@@ -135,7 +135,10 @@ func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
 	side := d.mem.Side(c)
 	for b := range side {
 		if bytes&(1<<b) != 0 {
-			side[b] = [shadow.CellWords]uint64{shadow.PackWord0(uint8(msm.Spin), 0, shadow.TouchedMask)}
+			s := &side[b]
+			s[1], s[2], s[3] = 0, 0, 0
+			// word 0 last, in one store: the C fast path reads side cells
+			atomic.StoreUint64(&s[0], shadow.PackWord0(uint8(msm.Spin), 0, shadow.TouchedMask))
 		}
 	}
 }
