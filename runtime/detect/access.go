@@ -327,7 +327,8 @@ type stepResult struct {
 // at both). When the
 // state machine calls a race that nothing in the history can be paired
 // with (the lockset emptied by the thread's own accesses, or reads against
-// reads), nothing is reported and the location keeps its state.
+// reads), nothing is reported and the location keeps its state, unless
+// it is a byte of a split granule (side) in an exclusive state (ownedBy).
 func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64, side bool) stepResult {
 	for {
 		w0 := atomic.LoadUint64(&c[0])
