@@ -147,28 +147,15 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 	return acc;
 }
 
-/* hg_history: the fast path is about to change the cell's state (a new
- * segment of the same thread, or a write after reads); the cell's access
- * history (words 2 and 3, runtime/detect's step and remember) learns of
- * the access, so that a later report names it. It runs once per location
- * and segment at most, but that is every access of a program that touches
- * new data in each phase (a stencil between barriers): inline, where the
- * registers are saved already (hg_access_any, not hg_access).
- *
- * The words are written before the state, as hg_new_cell writes its: a
- * Go-side step of another thread that sees the new state (word 0) must
- * not pair its race with the access the history held before, which the
- * new state's segment may be ordered after: with two variables in one
- * granule, the owner's write of the one in an earlier segment, when the
- * new segment's access is to the other (a thread preempted between the
- * two stores made testdata/races/cv_nested_wait_loops.c report
- * round_data[38] against round_data[39]'s segment). If the state's
- * compare-and-swap then fails, the history holds an access that is being
- * made, and the Go side records it again. It returns whether word 1's
- * upper half should take the clock of the previous segment
- * (hg_history_clock, after the state). */
-__attribute__((target("general-regs-only"), always_inline)) static inline int
-hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks, int same)
+/* hg_history: the fast path changed the cell's state (a new segment of the
+ * same thread, or a write after reads); the cell's access history (words 2
+ * and 3, runtime/detect's step and remember) learns of the access, so that
+ * a later report names it. It runs once per location and segment at
+ * most, but that is every access of a program that touches new data in
+ * each phase (a stencil between barriers): inline, where the registers
+ * are saved already (hg_access_any, not hg_access). */
+__attribute__((target("general-regs-only"), always_inline)) static inline void
+hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t locks, uint64_t old_epoch, int same)
 {
 	uint64_t acc = hg_access_word(info, tid, m, locks);
 	/* runtime/detect's remember and keepOwn: the owner's previous access
@@ -184,7 +171,6 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 	int own = latest != 0 && hg_access_tid(latest) == tid;
 	int move = own && (same ? ((latest ^ acc) & key) != 0
 				: ((latest >> SH_ACCESS_FLAG_SHIFT) & HG_WRITE) && !(HG_INFO_FLAGS(info) & HG_WRITE));
-	int clock = 0;
 	if (move) {
 		/* An older clock of this thread's own, already there, stays: a
 		 * clock smaller than the access's only hides races (a thread
@@ -192,24 +178,15 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 		 * it spares a locked instruction per location and segment on
 		 * data a thread writes and reads back phase after phase. */
 		uint64_t c3 = cell[3], w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
-		clock = !(c3 != 0 && hg_access_tid(c3) == tid && (w1 >> 32) != 0);
+		int own_clock = c3 != 0 && hg_access_tid(c3) == tid && (w1 >> 32) != 0;
 		cell[3] = latest;
+		if (!own_clock) {
+			uint64_t clock = old_epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
+			uint64_t nw1 = (w1 & 0xffffffffull) | (clock < (1ull << 32) ? clock << 32 : 0);
+			__atomic_compare_exchange_n(&cell[1], &w1, nw1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+		}
 	}
 	cell[2] = acc;
-	return clock;
-}
-
-/* hg_history_clock puts the clock of the previous segment (old_epoch's)
- * into word 1's upper half (detect's pastClock), with a compare-and-swap
- * that keeps the owner's lockset and gives way to a Go-side step changing
- * the cell at this moment. */
-__attribute__((target("general-regs-only"), always_inline)) static inline void hg_history_clock(uint64_t *cell,
-												  uint64_t old_epoch)
-{
-	uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
-	uint64_t clock = old_epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
-	uint64_t nw1 = (w1 & 0xffffffffull) | (clock < (1ull << 32) ? clock << 32 : 0);
-	__atomic_compare_exchange_n(&cell[1], &w1, nw1, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 }
 
 /* hg_member: the threadset id s is known to hold t (hgrt.h, tsets). */
@@ -548,13 +525,11 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
 	if (next == v && e == owner)
 		return 1;
-	int clock = hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, same); /* before the state: see there */
-	if (next != v && !__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+	if (next != v && !__atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
 	if (e != owner && !hg_owner_locks(cell, w1, e))
 		return 0;
-	if (clock)
-		hg_history_clock(cell, vt);
+	hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);
 	return 1;
 }
 
