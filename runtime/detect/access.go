@@ -2,6 +2,7 @@ package detect
 
 import (
 	"sync/atomic"
+	"time"
 
 	"hgrewrite/abi"
 	"hgrewrite/msm"
@@ -382,6 +383,8 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 			if side && exclusive(cur.State) {
 				next = ownedBy(a)
 			}
+		} else if partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) && historyLags(c, w0) {
+			return stepResult{}, false // the owner's fast path was between its two stores: step again
 		}
 	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
 		next, race = cur, true
@@ -403,6 +406,37 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 }
 
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }
+
+// historyLags reports whether cell c's latest access (word 2) changes
+// while word 0 still holds w0, within a bounded wait. The C fast path
+// moves a thread's own cell to its new segment with a compare-and-swap of
+// word 0 and then writes the access into word 2 (fastpath.c,
+// hg_granule): a step that reads the two in between pairs the new
+// segment's race verdict with the owner's previous access, which may be
+// ordered before the accessing thread (two variables of one granule: the
+// owner wrote the one before a hand-off, the other after). So before a
+// race is reported against the owner's latest access, the owner is given
+// the time to finish; only a race about to be reported waits.
+func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
+	latest := atomic.LoadUint64(&c[2])
+	for i := 0; i < historyWaits; i++ {
+		if atomic.LoadUint64(&c[2]) != latest {
+			return true
+		}
+		if atomic.LoadUint64(&c[0]) != w0 {
+			return true
+		}
+		time.Sleep(historyWait)
+	}
+	return atomic.LoadUint64(&c[2]) != latest
+}
+
+// historyWaits and historyWait bound historyLags: about a millisecond, in
+// which a preempted owner thread gets the processor back.
+const (
+	historyWaits = 20
+	historyWait  = 50 * time.Microsecond
+)
 
 // ownedBy is the location as access a leaves it when the location's
 // exclusive owner happens before it (both machines: a new owner, whose
