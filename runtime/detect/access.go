@@ -331,9 +331,10 @@ type stepResult struct {
 // reads), nothing is reported and the location keeps its state, unless
 // it is a byte of a split granule (side) in an exclusive state (ownedBy).
 func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, prevWord, bytes, touched uint64, side bool) stepResult {
+	wait := true // for the owner's fast path, once (historyLags)
 	for {
 		w0 := atomic.LoadUint64(&c[0])
-		if r, ok := d.stepFrom(t, c, w0, a, prevWord, bytes, touched|w0&shadow.TouchedMask, side); ok {
+		if r, ok := d.stepFrom(t, c, w0, a, prevWord, bytes, touched|w0&shadow.TouchedMask, side, &wait); ok {
 			return r
 		}
 		// the fast path changed word 0 meanwhile: step again from there
@@ -341,8 +342,9 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 }
 
 // stepFrom is step from word 0 w0; it changes nothing and reports false
-// when word 0 no longer holds w0.
-func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64, side bool) (stepResult, bool) {
+// when word 0 no longer holds w0, or when the owner's history caught up
+// with it (historyLags, while *wait: once per step).
+func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64, side bool, wait *bool) (stepResult, bool) {
 	cur := cellOf(w0, c[1])
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
@@ -383,8 +385,11 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 			if side && exclusive(cur.State) {
 				next = ownedBy(a)
 			}
-		} else if partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) && historyLags(c, w0) {
-			return stepResult{}, false // the owner's fast path was between its two stores: step again
+		} else if *wait && partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) {
+			*wait = false
+			if historyLags(c, w0) {
+				return stepResult{}, false // the owner's fast path was between its two stores: step again
+			}
 		}
 	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
 		next, race = cur, true
@@ -431,10 +436,11 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 	return atomic.LoadUint64(&c[2]) != latest
 }
 
-// historyWaits and historyWait bound historyLags: about a millisecond, in
-// which a preempted owner thread gets the processor back.
+// historyWaits and historyWait bound historyLags, which a step makes
+// once: a sleep gives the processor to a preempted owner thread, whose
+// two stores are a few instructions apart.
 const (
-	historyWaits = 20
+	historyWaits = 4
 	historyWait  = 50 * time.Microsecond
 )
 
