@@ -3,6 +3,9 @@ package detect
 import (
 	"sync/atomic"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"hgrewrite/abi"
 	"hgrewrite/msm"
@@ -385,7 +388,8 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 			if side && exclusive(cur.State) {
 				next = ownedBy(a)
 			}
-		} else if *wait && partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) {
+		} else if *wait && partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) &&
+			d.rep.wouldPrint(accessPC(prevWord), accessPC(partner)) {
 			*wait = false
 			if historyLags(c, w0) {
 				return stepResult{}, false // the owner's fast path was between its two stores: step again
@@ -412,6 +416,9 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }
 
+// accessPC is the code location of access word w.
+func accessPC(w uint64) uint32 { return uint32(w & (1<<shadow.AccessPCBits - 1)) }
+
 // historyLags reports whether cell c's latest access (word 2) changes
 // while word 0 still holds w0, within a bounded wait. The C fast path
 // moves a thread's own cell to its new segment with a compare-and-swap of
@@ -421,7 +428,9 @@ func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrit
 // ordered before the accessing thread (two variables of one granule: the
 // owner wrote the one before a hand-off, the other after). So before a
 // race is reported against the owner's latest access, the owner is given
-// the time to finish; only a race about to be reported waits.
+// the time to finish; only a race about to be printed waits (a new
+// context), which bounds the waits of a racy program by its reports: a
+// wait per racing granule made xz -T2 take minutes.
 func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 	latest := atomic.LoadUint64(&c[2])
 	for i := 0; i < historyWaits; i++ {
@@ -431,7 +440,7 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 		if atomic.LoadUint64(&c[0]) != w0 {
 			return true
 		}
-		time.Sleep(historyWait)
+		nap(historyWait)
 	}
 	return atomic.LoadUint64(&c[2]) != latest
 }
@@ -443,6 +452,19 @@ const (
 	historyWaits = 4
 	historyWait  = 50 * time.Microsecond
 )
+
+// nap sleeps in the kernel, keeping the Go scheduler out of it: the
+// detector runs on the program's threads, each a locked M of a cgo
+// callback, and time.Sleep there parks the goroutine on a runtime timer
+// that only a thread in the network poller fires. That took a
+// millisecond or more per sleep, and in xz -T2 the wake-up never came
+// (a hang, the worker parked in time.Sleep while the poller's claim,
+// sched.lastpoll == 0, was held by no thread). A raw nanosleep keeps the
+// P, which is what a detector step holds for a few microseconds anyway.
+func nap(d time.Duration) {
+	ts := unix.NsecToTimespec(int64(d))
+	unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
+}
 
 // ownedBy is the location as access a leaves it when the location's
 // exclusive owner happens before it (both machines: a new owner, whose

@@ -83,6 +83,15 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	t.pending = append(t.pending, b.String())
 }
 
+// wouldPrint says whether a race between the code locations pc and ppc
+// would be printed: its context is new and max_reports not reached.
+func (r *reporter) wouldPrint(pc, ppc uint32) bool {
+	key := [2]uint32{min(pc, ppc), max(pc, ppc)}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return !r.contexts[key] && (r.d.opts.MaxReports <= 0 || r.reports < r.d.opts.MaxReports)
+}
+
 // newContext counts the racy context of the code locations pc and ppc
 // (unordered) and says whether it is new and to be printed (max_reports).
 // The caller holds r.mu.
