@@ -440,16 +440,17 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 		if atomic.LoadUint64(&c[0]) != w0 {
 			return true
 		}
-		nap(historyWait)
+		nap(historyWait << i)
 	}
 	return atomic.LoadUint64(&c[2]) != latest
 }
 
 // historyWaits and historyWait bound historyLags, which a step makes
 // once: a sleep gives the processor to a preempted owner thread, whose
-// two stores are a few instructions apart.
+// two stores are a few instructions apart. The sleeps double, 1.55 ms in
+// all: on a loaded processor the owner may wait behind other programs.
 const (
-	historyWaits = 4
+	historyWaits = 5
 	historyWait  = 50 * time.Microsecond
 )
 
