@@ -225,5 +225,6 @@ func (d *Detector) killThreadsets(tid int32) {
 func (t *thread) forget() {
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
+	t.npending.Store(0)
 	t.overKnown = [len(t.overKnown)]*wrSeg{}
 }
