@@ -84,7 +84,8 @@ struct hg_lkc {
 	uint64_t key; /* mutex << 2 | HG_LOCKSTEP_* (never 0) */
 	uint64_t after;
 };
-#define HG_NEST 4 /* nested locks remembered per region */ /* addresses recorded per lock-protected region, each of reads and writes */
+#define HG_NEST 4 /* nested locks remembered per region */
+#define HG_OPAQUE 8 /* mutexes held that unrewritten code locked, tracked per thread */
 
 /* Why the fast path handed an access to the Go side (stats=1): the state
  * of its cell, or what kind of event it was. */
@@ -183,6 +184,10 @@ struct hg_thread {
 	uint64_t nest_mutex[HG_NEST];
 	uint64_t rec_r[HG_REC];
 	uint64_t rec_w[HG_REC];
+	/* mutexes held that code outside the rewritten program locked
+	 * (wrappers.c, hg_opaque_lock): most recent last */
+	uint8_t nopaque;
+	uint64_t opaque_m[HG_OPAQUE];
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */

@@ -443,6 +443,65 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	return what;
 }
 
+/* Mutexes that code outside the rewritten program locks (a library's
+ * own: liblzma hands each block to its worker thread under one). The
+ * hand-offs and the lost-signal relations follow the accesses a region
+ * makes, and a library's accesses are not instrumented: its regions look
+ * empty, and what it passes between threads under its mutex (a buffer
+ * filled before the lock, copied by the worker after its own lock, with
+ * memcpy, which is checked) looks unordered. Such a mutex orders threads
+ * as ThreadSanitizer's mutexes do: its unlock releases the thread's past
+ * on it, its lock acquires, and so does a condition wait inside a region
+ * it began (from wherever the wait is called). The buffered events go to
+ * the Go side first, so that each access stays on its side of the edge. */
+static int hg_opaque_caller(void *ra)
+{
+	return hg_link_pc(ra) == 0;
+}
+
+static int hg_opaque_held(struct hg_thread *t, const volatile void *m)
+{
+	for (int i = t->nopaque - 1; i >= 0; i--)
+		if (t->opaque_m[i] == (uint64_t)(uintptr_t)m)
+			return 1;
+	return 0;
+}
+
+static void hg_opaque_acquire(struct hg_thread *t, const volatile void *m)
+{
+	hg_flush(t);
+	GO(t, hg_d_acquire(t->tid, (GoUint64)(uintptr_t)m));
+}
+
+static void hg_opaque_release(struct hg_thread *t, const volatile void *m)
+{
+	hg_flush(t);
+	GO(t, hg_d_release(t->tid, (GoUint64)(uintptr_t)m));
+}
+
+/* hg_opaque_lock follows a lock of m that the code at ra made. */
+static void hg_opaque_lock(struct hg_thread *t, const volatile void *m, void *ra)
+{
+	if (!hg_opaque_caller(ra))
+		return;
+	hg_opaque_acquire(t, m);
+	if (t->nopaque < HG_OPAQUE)
+		t->opaque_m[t->nopaque++] = (uint64_t)(uintptr_t)m;
+}
+
+/* hg_opaque_unlock precedes an unlock of m that the code at ra makes. */
+static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *ra)
+{
+	int held = 0;
+	for (int i = t->nopaque - 1; i >= 0 && !held; i--)
+		if (t->opaque_m[i] == (uint64_t)(uintptr_t)m) {
+			held = 1;
+			t->opaque_m[i] = t->opaque_m[--t->nopaque];
+		}
+	if (held || hg_opaque_caller(ra))
+		hg_opaque_release(t, m);
+}
+
 #define LOCK_WRAPPER(name, type, mode)                  \
 	DEFINE_REAL(int, name, type *)                  \
 	int name(type *m)                               \
@@ -450,8 +509,10 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		resolve_##name();                       \
 		struct hg_thread *t = hg_tracked(RA); \
 		int r = REAL(name)(m);                  \
-		if (t && r == 0)                        \
+		if (t && r == 0) {                      \
 			hg_lock_event(t, m, mode);      \
+			hg_opaque_lock(t, m, RA);       \
+		}                                       \
 		return r;                               \
 	}
 
@@ -461,6 +522,8 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	{                                               \
 		resolve_##name();                       \
 		struct hg_thread *t = hg_tracked(RA); \
+		if (t)                                       \
+			hg_opaque_unlock(t, m, RA);          \
 		int what = t ? hg_region_end(t, m) : -1;     \
 		if (what < 0)                                \
 			return REAL(name)(m);                \
@@ -488,8 +551,10 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 	resolve_pthread_mutex_timedlock();
 	struct hg_thread *t = hg_tracked(RA);
 	int r = REAL(pthread_mutex_timedlock)(m, ts);
-	if (t && r == 0)
+	if (t && r == 0) {
 		hg_lock_event(t, m, 0);
+		hg_opaque_lock(t, m, RA);
+	}
 	return r;
 }
 
@@ -623,8 +688,13 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
+	int opaque = t && hg_opaque_held(t, m);
+	if (opaque)
+		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_wait)(c, m);
 	hg_wait_end(t, c, m, in_loop, r);
+	if (opaque)
+		hg_opaque_acquire(t, m);
 	return r;
 }
 
@@ -633,8 +703,13 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
+	int opaque = t && hg_opaque_held(t, m);
+	if (opaque)
+		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
 	hg_wait_end(t, c, m, in_loop, r);
+	if (opaque)
+		hg_opaque_acquire(t, m);
 	return r;
 }
 
@@ -643,8 +718,13 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	resolve_pthread_cond_clockwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
+	int opaque = t && hg_opaque_held(t, m);
+	if (opaque)
+		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
 	hg_wait_end(t, c, m, in_loop, r);
+	if (opaque)
+		hg_opaque_acquire(t, m);
 	return r;
 }
 
