@@ -3,6 +3,7 @@ package detect
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"hgrewrite/abi"
 )
@@ -426,4 +427,31 @@ func TestNeighbourSlotsChangeOwner(t *testing.T) {
 	b.flush(t1, wr(x+4, 4, 0x1003))
 	races, out := b.finish()
 	wantReports(t, races, out, 1, "  Write of size 4 at 0x10004 by thread T1:\n", "  Previous write of size 4 by thread T2:\n")
+}
+
+// A race against the exclusive owner's latest access waits for the owner's
+// fast path to finish its stores (historyLags), but only before a report
+// that would print: a buffer whose every granule races with the same pair
+// of instructions (xz -T2's worker copying a block) waits once, not once
+// per granule, which took minutes.
+func TestRacingBufferWaitsOnce(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	t2 := b.create(0, 0x510)
+	const granules = 2048
+	var writes, reads []Event
+	for g := uint64(0); g < granules; g++ {
+		writes = append(writes, wr(x+8*g, 8, 0x1001))
+		reads = append(reads, rd(x+8*g, 8, 0x2002))
+	}
+	b.flush(t1, writes...)
+	start := time.Now()
+	b.flush(t2, reads...)
+	if d := time.Since(start); d > time.Duration(granules/4)*historyWait {
+		t.Errorf("reading %d racing granules took %v", granules, d)
+	}
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"  Read of size 8 at 0x10000 by thread T2:\n    #0 0x2002 (program+0x2002)\n",
+		"  Previous write of size 8 by thread T1:\n    #0 0x1001 (program+0x1001)\n")
 }
