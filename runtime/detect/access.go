@@ -447,10 +447,12 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 
 // historyWaits and historyWait bound historyLags, which a step makes
 // once: a sleep gives the processor to a preempted owner thread, whose
-// two stores are a few instructions apart. The sleeps double, 1.55 ms in
-// all: on a loaded processor the owner may wait behind other programs.
+// two stores are a few instructions apart. The sleeps double, 6.35 ms in
+// all: on a loaded processor the owner may wait behind other programs
+// (pinned to one CPU with three other programs, 1.55 ms let 1 false
+// report through in 4,800 runs of cv_nested_wait_loops; 6.35 ms, none).
 const (
-	historyWaits = 5
+	historyWaits = 7
 	historyWait  = 50 * time.Microsecond
 )
 
