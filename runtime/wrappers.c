@@ -459,12 +459,14 @@ static int hg_opaque_caller(void *ra)
 	return hg_link_pc(ra) == 0;
 }
 
-static int hg_opaque_held(struct hg_thread *t, const volatile void *m)
+/* hg_opaque_index is m's index in the thread's list of mutexes that
+ * unrewritten code locked, or -1. */
+static int hg_opaque_index(struct hg_thread *t, const volatile void *m)
 {
 	for (int i = t->nopaque - 1; i >= 0; i--)
 		if (t->opaque_m[i] == (uint64_t)(uintptr_t)m)
-			return 1;
-	return 0;
+			return i;
+	return -1;
 }
 
 static void hg_opaque_acquire(struct hg_thread *t, const volatile void *m)
@@ -492,13 +494,10 @@ static void hg_opaque_lock(struct hg_thread *t, const volatile void *m, void *ra
 /* hg_opaque_unlock precedes an unlock of m that the code at ra makes. */
 static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *ra)
 {
-	int held = 0;
-	for (int i = t->nopaque - 1; i >= 0 && !held; i--)
-		if (t->opaque_m[i] == (uint64_t)(uintptr_t)m) {
-			held = 1;
-			t->opaque_m[i] = t->opaque_m[--t->nopaque];
-		}
-	if (held || hg_opaque_caller(ra))
+	int i = hg_opaque_index(t, m);
+	if (i >= 0)
+		t->opaque_m[i] = t->opaque_m[--t->nopaque];
+	if (i >= 0 || hg_opaque_caller(ra))
 		hg_opaque_release(t, m);
 }
 
@@ -688,7 +687,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_held(t, m);
+	int opaque = t && hg_opaque_index(t, m) >= 0;
 	if (opaque)
 		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_wait)(c, m);
@@ -703,7 +702,7 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_held(t, m);
+	int opaque = t && hg_opaque_index(t, m) >= 0;
 	if (opaque)
 		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
@@ -718,7 +717,7 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	resolve_pthread_cond_clockwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_held(t, m);
+	int opaque = t && hg_opaque_index(t, m) >= 0;
 	if (opaque)
 		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
