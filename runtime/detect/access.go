@@ -417,7 +417,10 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }
 
 // accessPC is the code location of access word w.
-func accessPC(w uint64) uint32 { return uint32(w & (1<<shadow.AccessPCBits - 1)) }
+func accessPC(w uint64) uint32 {
+	pc, _, _, _, _ := shadow.UnpackAccess(w)
+	return pc
+}
 
 // historyLags reports whether cell c's latest access (word 2) changes
 // while word 0 still holds w0, within a bounded wait. The C fast path

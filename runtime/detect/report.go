@@ -87,26 +87,32 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 // wouldPrint says whether a race between the code locations pc and ppc
 // would be printed: its context is new and max_reports not reached.
 func (r *reporter) wouldPrint(pc, ppc uint32) bool {
-	key := [2]uint32{min(pc, ppc), max(pc, ppc)}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.contexts[key] && (r.d.opts.MaxReports <= 0 || r.reports < r.d.opts.MaxReports)
+	return !r.contexts[contextKey(pc, ppc)] && !r.full()
+}
+
+// contextKey is the racy context of the code locations pc and ppc,
+// unordered.
+func contextKey(pc, ppc uint32) [2]uint32 { return [2]uint32{min(pc, ppc), max(pc, ppc)} }
+
+// full says whether max_reports reports were printed. The caller holds
+// r.mu.
+func (r *reporter) full() bool {
+	return r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports
 }
 
 // newContext counts the racy context of the code locations pc and ppc
 // (unordered) and says whether it is new and to be printed (max_reports).
 // The caller holds r.mu.
 func (r *reporter) newContext(pc, ppc uint32) bool {
-	key := [2]uint32{pc, ppc}
-	if key[0] > key[1] {
-		key[0], key[1] = key[1], key[0]
-	}
+	key := contextKey(pc, ppc)
 	if r.contexts[key] {
 		return false
 	}
 	r.contexts[key] = true
 	r.races++
-	if r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports {
+	if r.full() {
 		return false
 	}
 	r.reports++
