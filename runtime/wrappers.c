@@ -443,6 +443,20 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	return what;
 }
 
+/* ---- happens-before: release on the object, acquire on it ---- */
+
+static void hg_release(struct hg_thread *t, void *obj)
+{
+	if (t)
+		GO(t, hg_d_release(t->tid, (GoUint64)(uintptr_t)obj));
+}
+
+static void hg_acquire(struct hg_thread *t, void *obj)
+{
+	if (t)
+		GO(t, hg_d_acquire(t->tid, (GoUint64)(uintptr_t)obj));
+}
+
 /* Mutexes that code outside the rewritten program locks (a library's
  * own: liblzma hands each block to its worker thread under one). The
  * hand-offs and the lost-signal relations follow the accesses a region
@@ -472,13 +486,13 @@ static int hg_opaque_index(struct hg_thread *t, const volatile void *m)
 static void hg_opaque_acquire(struct hg_thread *t, const volatile void *m)
 {
 	hg_flush(t);
-	GO(t, hg_d_acquire(t->tid, (GoUint64)(uintptr_t)m));
+	hg_acquire(t, (void *)(uintptr_t)m);
 }
 
 static void hg_opaque_release(struct hg_thread *t, const volatile void *m)
 {
 	hg_flush(t);
-	GO(t, hg_d_release(t->tid, (GoUint64)(uintptr_t)m));
+	hg_release(t, (void *)(uintptr_t)m);
 }
 
 /* hg_opaque_lock follows a lock of m that the code at ra made. */
@@ -555,20 +569,6 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)
 		hg_opaque_lock(t, m, RA);
 	}
 	return r;
-}
-
-/* ---- happens-before: release on the object, acquire on it ---- */
-
-static void hg_release(struct hg_thread *t, void *obj)
-{
-	if (t)
-		GO(t, hg_d_release(t->tid, (GoUint64)(uintptr_t)obj));
-}
-
-static void hg_acquire(struct hg_thread *t, void *obj)
-{
-	if (t)
-		GO(t, hg_d_acquire(t->tid, (GoUint64)(uintptr_t)obj));
 }
 
 /* Condition variables. A signal publishes the signaller's past on the
@@ -648,7 +648,9 @@ static int hg_wait_mark(struct hg_thread *t, pthread_mutex_t *m)
  * region began, its last signal or its last wait) go to the Go side before
  * the mutex is released, as at the region's end. The next holder may take
  * over what the region put in the protected state while this thread
- * sleeps (a worker that queues its result and waits for more work). */
+ * sleeps (a worker that queues its result and waits for more work). A
+ * mutex that a library locked also releases here, and hg_wait_end
+ * acquires it (hg_opaque_lock). */
 static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t *m)
 {
 	if (!t)
@@ -661,13 +663,14 @@ static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t
 		hg_unlock_event(t, m, HG_LOCK_WAIT);
 		if (t->signalled) /* a signal waits in the buffer (hg_signal) */
 			hg_flush(t);
-		t->signalled = 0;
-		return in_loop;
+	} else {
+		hg_unlock_event(t, m, HG_LOCK_WAIT | HG_LOCK_RECORD | mark << HG_LOCK_MARK_SHIFT);
+		hg_flush(t);
+		hg_published(t, (uint8_t)mark);
 	}
-	hg_unlock_event(t, m, HG_LOCK_WAIT | HG_LOCK_RECORD | mark << HG_LOCK_MARK_SHIFT);
-	hg_flush(t);
 	t->signalled = 0;
-	hg_published(t, (uint8_t)mark);
+	if (hg_opaque_index(t, m) >= 0)
+		hg_opaque_release(t, m); /* a region a library's lock began */
 	return in_loop;
 }
 
@@ -680,6 +683,8 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_WAITDONE),
 		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
 	hg_flush(t);
+	if (hg_opaque_index(t, m) >= 0)
+		hg_opaque_acquire(t, m);
 }
 
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
@@ -687,13 +692,8 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 	resolve_pthread_cond_wait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_index(t, m) >= 0;
-	if (opaque)
-		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_wait)(c, m);
 	hg_wait_end(t, c, m, in_loop, r);
-	if (opaque)
-		hg_opaque_acquire(t, m);
 	return r;
 }
 
@@ -702,13 +702,8 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
 	resolve_pthread_cond_timedwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_index(t, m) >= 0;
-	if (opaque)
-		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_timedwait)(c, m, ts);
 	hg_wait_end(t, c, m, in_loop, r);
-	if (opaque)
-		hg_opaque_acquire(t, m);
 	return r;
 }
 
@@ -717,13 +712,8 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
 	resolve_pthread_cond_clockwait();
 	struct hg_thread *t = hg_active(RA);
 	int in_loop = hg_wait_begin(t, c, m);
-	int opaque = t && hg_opaque_index(t, m) >= 0;
-	if (opaque)
-		hg_opaque_release(t, m);
 	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
 	hg_wait_end(t, c, m, in_loop, r);
-	if (opaque)
-		hg_opaque_acquire(t, m);
 	return r;
 }
 
