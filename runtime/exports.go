@@ -34,6 +34,12 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 		return 1
 	}
 	opts = parsed
+	if opts.Suppressions != "" {
+		if err := detect.CheckSuppressions(opts.Suppressions); err != nil {
+			fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: %v\n", err)
+			return 1
+		}
+	}
 	if len(opts.LogPath) >= len(o.log_path) {
 		fmt.Fprintf(stderr, "hgrewrite runtime: HG_OPTIONS: log_path is longer than %d bytes\n", len(o.log_path)-1)
 		return 1

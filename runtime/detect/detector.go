@@ -63,7 +63,7 @@ type thread struct {
 	overKnown   [4]*wrSeg      // overflow segments t's clock already covers (handoff.go news)
 	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
 	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
-	pending     []string       // reports waiting for the thread's stack (reporter.emit), under reporter.mu
+	pending     []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu
 	npending    atomic.Int32   // len(pending), read without the lock at every flush (pendingCount)
 	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
 	tsetGen     uint32         // the threadsets' generation when the flush began (Region.KnowMember)
@@ -88,6 +88,9 @@ func New(cfg Config, host Host) (*Detector, error) {
 		d.machine = msm.Long
 	}
 	d.rep.init(d, cfg.Exe, cfg.Pid)
+	if err := d.rep.loadSuppressions(cfg.Options.Suppressions); err != nil {
+		return nil, err
+	}
 	return d, nil
 }
 

@@ -1,9 +1,7 @@
 package detect
 
 import (
-	"fmt"
 	"os"
-	"strings"
 	"sync"
 
 	"hgrewrite/abi"
@@ -13,15 +11,20 @@ import (
 
 // reporter turns races into reports: one per racy context (the unordered
 // pair of code locations), symbolised with the program's own symbols and
-// line tables.
+// line tables. A report is built as data (raceReport), waits for the
+// thread's stack, is matched against the suppressions, and is then
+// written as text (Host.Print) and, when asked for, as JSON and SARIF
+// (reportfiles.go).
 type reporter struct {
 	d        *Detector
 	pid      int // the process the reports name
 	mu       sync.Mutex
 	sym      symbolizer
+	sup      *suppressions // nil: none
+	files    reportFiles
 	contexts map[[2]uint32]bool
 	reports  int // printed
-	races    int // racy contexts found, printed or not
+	races    int // racy contexts found, printed or not, suppressed ones excepted
 }
 
 func (r *reporter) init(d *Detector, exe string, pid int) {
@@ -33,19 +36,38 @@ func (r *reporter) init(d *Detector, exe string, pid int) {
 	r.contexts = map[[2]uint32]bool{}
 	r.sym.exe = exe
 	r.sym.host = d.host
+	r.sym.bias = d.bias
+	r.sym.pid = r.pid
+	r.files.init(d.opts.JSONPath, d.opts.SARIFPath, r.pid)
 }
 
-func accessWord(flags uint8) string {
+// loadSuppressions reads the suppressions file named by the options (it
+// is read at start-up, so that a mistake in it is told at once).
+func (r *reporter) loadSuppressions(path string) error {
+	if path == "" {
+		return nil
+	}
+	sup, err := readSuppressions(path)
+	if err != nil {
+		return err
+	}
+	r.sup = sup
+	return nil
+}
+
+// accessKind names an access for reports: "read", "write", "read-write"
+// or "free".
+func accessKind(flags uint8) string {
 	if flags&accessFree != 0 {
-		return "Free"
+		return "free"
 	}
 	if flags&abi.Write != 0 {
 		if flags&abi.Read != 0 {
-			return "Read-write"
+			return "read-write"
 		}
-		return "Write"
+		return "write"
 	}
-	return "Read"
+	return "read"
 }
 
 // race reports that t's access made a location enter Race. prev is the
@@ -59,28 +81,29 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	if !r.newContext(pc, ppc) {
 		return
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: data race (pid %d)\n", r.pid)
-	fmt.Fprintf(&b, "  %s of size %d at %#x by thread T%d:\n", accessWord(flags), size, addr, t.tid)
-	fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(pc)))
+	rep := &raceReport{Kind: kindRace, Pid: r.pid, Addr: addr, Verdict: r.verdict(t, cell)}
+	rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(flags), Size: size, TID: t.tid,
+		Stack: r.sym.frames(uint64(pc))})
 	if prev != 0 {
-		fmt.Fprintf(&b, "  Previous %s of size %d by thread T%d:\n", strings.ToLower(accessWord(pflags)), psize, ptid)
-		fmt.Fprintf(&b, "    #0 %s\n", r.sym.code(uint64(ppc)))
+		rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(pflags), Size: psize, TID: int32(ptid),
+			Stack: r.sym.frames(uint64(ppc))})
 	}
-	b.WriteString(r.location(addr))
-	r.locksHeld(&b, t, flags)
-	r.creation(&b, t.tid)
-	if prev != 0 {
-		r.creation(&b, int32(ptid))
+	rep.Location = r.location(addr)
+	rep.Locks = r.locksHeld(t, flags)
+	rep.Threads = append(rep.Threads, r.threadInfo(t.tid))
+	if prev != 0 && int32(ptid) != t.tid {
+		rep.Threads = append(rep.Threads, r.threadInfo(int32(ptid)))
 	}
-	r.verdict(&b, t, cell)
 	if r.d.opts.HaltOnError {
-		b.WriteString("==================\n")
-		r.print(b.String())
-		r.d.host.Halt(r.d.opts.ExitCode)
+		if r.publish(rep) {
+			r.summaryLocked()
+			r.files.close()
+			r.d.host.Halt(r.d.opts.ExitCode)
+		}
+		return
 	}
 	// The report is finished by emit, once the thread's stack is known.
-	t.pending = append(t.pending, b.String())
+	t.pending = append(t.pending, rep)
 	t.npending.Store(int32(len(t.pending)))
 }
 
@@ -119,15 +142,30 @@ func (r *reporter) newContext(pc, ppc uint32) bool {
 	return true
 }
 
+// publish writes a finished report, unless a suppression matches it: a
+// suppressed report is not counted (it changes no exit status). It
+// reports whether the report was written. The caller holds r.mu.
+func (r *reporter) publish(rep *raceReport) bool {
+	if r.sup.match(rep) {
+		r.races--
+		r.reports--
+		return false
+	}
+	r.d.host.Print(rep.text())
+	r.files.add(rep, &r.sym)
+	return true
+}
+
 // verdict names the state machine and the state the location is in, and
 // with verbosity the segments that were found unordered.
-func (r *reporter) verdict(b *strings.Builder, t *thread, cell msm.Cell) {
-	fmt.Fprintf(b, "  Detected by MSM-%s: the location is now in state %v.\n", r.d.opts.MSM, cell.State)
+func (r *reporter) verdict(t *thread, cell msm.Cell) string {
+	v := "Detected by MSM-" + r.d.opts.MSM + ": the location is now in state " + cell.State.String() + "."
 	if r.d.opts.Verbosity > 0 {
 		pt := epochTID(cell.TS)
-		fmt.Fprintf(b, "  Last ordered segment T%d@%d; T%d has seen T%d up to %d.\n", pt, uint64(cell.TS)&shadow.CellClockMask,
+		v += sprintf("\n  Last ordered segment T%d@%d; T%d has seen T%d up to %d.", pt, uint64(cell.TS)&shadow.CellClockMask,
 			t.tid, pt, t.vc.Get(pt))
 	}
+	return v
 }
 
 // pendingCount is the number of t's reports waiting for a stack. Every
@@ -153,31 +191,26 @@ func (d *Detector) Stack(tid int32, stack []uint64) {
 // information.
 func (r *reporter) emit(t *thread, stack []uint64) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
 	pending := t.pending
 	t.pending = nil
 	t.npending.Store(0)
-	r.mu.Unlock()
 	if len(pending) == 0 {
 		return
 	}
-	frames := r.frames(stack)
+	later := r.stackFrames(stack)
 	for _, rep := range pending {
-		var b strings.Builder
-		b.WriteString(rep)
-		if frames != "" {
-			fmt.Fprintf(&b, "  Stack of T%d at its next synchronisation or library call after the access:\n%s", t.tid, frames)
-		}
-		b.WriteString("==================\n")
-		r.print(b.String())
+		rep.Later = later
+		r.publish(rep)
 	}
 }
 
-// frames symbolises a call stack: frames in the runtime library are
-// dropped, frames of the program get function and line (of the call),
-// frames in other libraries their address.
-func (r *reporter) frames(stack []uint64) string {
-	var b strings.Builder
-	k := 0
+// stackFrames symbolises a call stack of return addresses: frames in the
+// runtime library are dropped, each return address is moved back into
+// its call, and a frame of the program may stand for several inlined
+// functions.
+func (r *reporter) stackFrames(stack []uint64) []Frame {
+	var out []Frame
 	started := false
 	for _, ra := range stack {
 		if r.d.host.InRuntime(ra) {
@@ -188,96 +221,97 @@ func (r *reporter) frames(stack []uint64) string {
 		}
 		started = true
 		if lp := r.d.host.LinkPC(ra); lp != 0 {
-			fmt.Fprintf(&b, "    #%d %s\n", k, r.sym.code(lp-1))
+			out = append(out, r.sym.frames(lp-1)...)
 		} else {
-			fmt.Fprintf(&b, "    #%d %#x (in a shared library)\n", k, ra)
+			out = append(out, r.sym.libFrames(ra-1)...)
 		}
-		k++
 	}
-	return b.String()
+	return out
 }
 
-func (r *reporter) location(addr uint64) string {
+// location describes the memory at addr: a global of the program, a live
+// heap block, or neither.
+func (r *reporter) location(addr uint64) reportLocation {
 	link := addr - r.d.bias
 	if name, off, size, ok := r.sym.global(link); ok {
-		if off != 0 {
-			return fmt.Sprintf("  Location is global '%s' at offset %d (of size %d) at %#x (%s+%#x)\n", name, off, size, addr, r.sym.name, link)
-		}
-		return fmt.Sprintf("  Location is global '%s' of size %d at %#x (%s+%#x)\n", name, size, addr, r.sym.name, link)
+		return reportLocation{Kind: "global", Addr: addr, Name: name, Offset: off, Size: size,
+			Module: r.sym.module(), ModuleOffset: link}
 	}
 	if start, blk, ok := r.d.heap.find(addr); ok {
-		where := "an unknown site"
+		loc := reportLocation{Kind: "heap", Addr: start, Offset: addr - start, Size: blk.size, AllocTID: blk.tid}
 		if blk.pc != 0 {
-			where = r.sym.code(blk.pc)
+			loc.Alloc = r.sym.frames(blk.pc)
 		}
-		return fmt.Sprintf("  Location is heap block of size %d at %#x (offset %d), allocated by thread T%d at:\n    #0 %s\n",
-			blk.size, start, addr-start, blk.tid, where)
+		return loc
 	}
-	return fmt.Sprintf("  Location at %#x is not a global variable or live heap block of %s (stack or a library's memory).\n", addr, r.sym.name)
+	return reportLocation{Kind: "other", Addr: addr, Module: r.sym.module()}
 }
 
-func (r *reporter) locksHeld(b *strings.Builder, t *thread, flags uint8) {
+// locksHeld lists the locks t holds that guard the access: all of them
+// for a read, those held in write mode for a write.
+func (r *reporter) locksHeld(t *thread, flags uint8) []reportLock {
 	id := t.held
 	if flags&abi.Write != 0 {
 		id = t.writeHeld
 	}
-	locks := r.d.locks.Members(id)
-	if len(locks) == 0 {
-		fmt.Fprintf(b, "  Locks held by T%d: none\n", t.tid)
-		return
-	}
-	var names []string
-	for _, l := range locks {
+	var out []reportLock
+	for _, l := range r.d.locks.Members(id) {
+		lk := reportLock{Addr: l}
 		if name, _, _, ok := r.sym.global(l - r.d.bias); ok {
-			names = append(names, fmt.Sprintf("%s (%#x)", name, l))
-		} else {
-			names = append(names, fmt.Sprintf("%#x", l))
+			lk.Name = name
 		}
+		out = append(out, lk)
 	}
-	fmt.Fprintf(b, "  Locks held by T%d: %s\n", t.tid, strings.Join(names, ", "))
+	return out
 }
 
-func (r *reporter) creation(b *strings.Builder, tid int32) {
+// threadInfo describes thread tid for a report: its creation, and the
+// earlier threads that had its id.
+func (r *reporter) threadInfo(tid int32) reportThread {
+	info := reportThread{TID: tid, Parent: -1}
 	t := r.d.thread(tid)
-	switch {
-	case t == nil:
-	case tid == 0:
-		fmt.Fprintf(b, "  Thread T0 is the main thread.\n")
-	case t.createPC != 0:
-		fmt.Fprintf(b, "  Thread T%d created by T%d at:\n    #0 %s\n", tid, t.parent, r.sym.code(t.createPC))
-	default:
-		fmt.Fprintf(b, "  Thread T%d created by T%d.\n", tid, t.parent)
+	if t == nil {
+		return info
 	}
-	if t == nil || t.earlier == 0 {
-		return
+	info.Main = tid == 0
+	info.Parent = t.parent
+	if t.createPC != 0 {
+		info.Created = r.sym.frames(t.createPC)
 	}
-	// A previous access by tid may be an earlier thread's: an access
-	// records the id, not which of its threads made it.
-	fmt.Fprintf(b, "  The id T%d is reused: %d earlier thread(s) had it, each joined before the next started; "+
-		"a previous access by T%d may be theirs.\n", tid, t.earlier, tid)
-	for i, p := range t.past {
+	info.Earlier = t.earlier
+	for _, p := range t.past {
+		past := reportThread{TID: tid, Parent: p.parent}
 		if p.createPC != 0 {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d at:\n    #0 %s\n", tid, i+1, p.parent, r.sym.code(p.createPC))
-		} else {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d.\n", tid, i+1, p.parent)
+			past.Created = r.sym.frames(p.createPC)
 		}
+		info.Past = append(info.Past, past)
 	}
+	return info
 }
 
-func (r *reporter) print(s string) {
-	r.d.host.Print(s)
-}
-
-// summary prints the exit summary and returns the number of racy contexts.
+// summary prints the exit summary, finishes the report files and returns
+// the number of racy contexts.
 func (r *reporter) summary() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	n := r.summaryLocked()
+	r.files.close()
+	return n
+}
+
+func (r *reporter) summaryLocked() int {
 	if r.races > 0 {
 		extra := ""
 		if r.races > r.reports {
-			extra = fmt.Sprintf(" (%d printed, max_reports=%d)", r.reports, r.d.opts.MaxReports)
+			extra = sprintf(" (%d printed, max_reports=%d)", r.reports, r.d.opts.MaxReports)
 		}
-		r.print(fmt.Sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.name, extra))
+		r.d.host.Print(sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.module(), extra))
+	}
+	if r.sup != nil && (r.d.opts.Verbosity > 0 || r.d.opts.Stats) {
+		r.d.host.Print(r.sup.used())
+	}
+	if err := r.files.err(); err != nil {
+		r.d.host.Print("hgrewrite: " + err.Error() + "\n")
 	}
 	return r.races
 }

@@ -10,8 +10,8 @@ import (
 	"testing"
 )
 
-// halt_on_error prints the first report whole and halts with the exit
-// code.
+// halt_on_error prints the first report whole, then the summary, and
+// halts with the exit code.
 func TestHaltOnError(t *testing.T) {
 	b := newBench(t, "halt_on_error=1:exitcode=7")
 	t1 := b.create(0, 0x500)
@@ -22,7 +22,7 @@ func TestHaltOnError(t *testing.T) {
 		t.Fatalf("halted %v with %d, want exit code 7", b.host.halted, b.host.haltErr)
 	}
 	out := b.host.output()
-	if !strings.Contains(out, "Write of size 4 at 0x10000 by thread T2") || !strings.HasSuffix(out, "==================\n") {
+	if !strings.Contains(out, "Write of size 4 at 0x10000 by thread T2") || !strings.HasSuffix(out, "==================\nSUMMARY: hgrewrite: 1 data race(s) reported in program\n") {
 		t.Errorf("no whole report before the halt:\n%s", out)
 	}
 }
@@ -82,10 +82,10 @@ func TestSymbols(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 2,
 		fmt.Sprintf("    #0 bump prog.c:4 (prog+%#x)\n", syms["bump"]),
-		"    #0 bump+0x4 prog.c:",
+		fmt.Sprintf("    #0 bump prog.c:4 (prog+%#x)\n", syms["bump"]+4),
 		fmt.Sprintf("  Location is global 'counter' at offset 8 (of size 64) at %#x (prog+%#x)\n", syms["counter"]+8, syms["counter"]+8),
 		fmt.Sprintf("  Location is global 'demangled:_ZN2ns5valueE' of size 4 at %#x", syms["_ZN2ns5valueE"]),
-		"  Thread T1 created by T0 at:\n    #0 main+0x5 prog.c:8 (prog+",
+		"  Thread T1 created by T0 at:\n    #0 main prog.c:8 (prog+",
 		"SUMMARY: hgrewrite: 2 data race(s) reported in prog\n")
 }
 

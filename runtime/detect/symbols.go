@@ -16,6 +16,8 @@ import (
 // report only.
 type symbolizer struct {
 	exe   string // the program file, "" for /proc/self/exe
+	bias  uint64 // the program's load bias: a link-time address plus bias is its run-time address
+	pid   int    // the process whose libraries frames are looked up in
 	host  Host   // demangles C++ names
 	once  sync.Once
 	name  string

@@ -12,18 +12,21 @@ import (
 
 // Options are the run-time settings.
 type Options struct {
-	MSM         string // "short" (default) or "long": the memory state machine
-	ExitCode    int    // exit status when races were reported (default 66); 0 keeps the program's
-	LogPath     string // write output here (pid appended) instead of stderr
-	HaltOnError bool   // exit at the first report
-	Verbosity   int    // 0: reports only; 1: also start-up notes
-	Stats       bool   // print access counts at exit
-	Lib         bool   // use pthread semantics (default); false: only create/join synchronise
-	MaxReports  int    // stop reporting after this many reports (0: no limit)
-	Detect      bool   // race detection on (default); false: only count accesses
-	LSD         string // condition variables (ch. 6): "no" (plain wait semantics), "yes" (wait loops, one segment per cv), "wr" (default: wait loops and write/read relations)
-	Spin        bool   // spinning-read loops (ch. 7) synchronise (default); false: their loads and writes are plain accesses
-	Handoff     bool   // lock hand-offs (default): a lock-protected region that reads what an earlier region of another thread wrote happens after that region; false: locks give locksets only
+	MSM          string // "short" (default) or "long": the memory state machine
+	ExitCode     int    // exit status when races were reported (default 66); 0 keeps the program's
+	LogPath      string // write output here (pid appended) instead of stderr
+	HaltOnError  bool   // exit at the first report
+	Verbosity    int    // 0: reports only; 1: also start-up notes
+	Stats        bool   // print access counts at exit
+	Lib          bool   // use pthread semantics (default); false: only create/join synchronise
+	MaxReports   int    // stop reporting after this many reports (0: no limit)
+	Detect       bool   // race detection on (default); false: only count accesses
+	LSD          string // condition variables (ch. 6): "no" (plain wait semantics), "yes" (wait loops, one segment per cv), "wr" (default: wait loops and write/read relations)
+	Spin         bool   // spinning-read loops (ch. 7) synchronise (default); false: their loads and writes are plain accesses
+	Handoff      bool   // lock hand-offs (default): a lock-protected region that reads what an earlier region of another thread wrote happens after that region; false: locks give locksets only
+	Suppressions string // a suppressions file in ThreadSanitizer's syntax (race:, race_top:, called_from_lib:, thread:, deadlock:)
+	JSONPath     string // also write each report as a line of JSON to this file ("%p": the pid)
+	SARIFPath    string // also write the reports as a SARIF 2.1.0 log to this file at exit ("%p": the pid)
 }
 
 // Defaults are the settings when HG_OPTIONS is empty.
@@ -31,7 +34,7 @@ func Defaults() Options {
 	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true}
 }
 
-var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin, handoff"
+var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin, handoff, suppressions, json_path, sarif_path"
 
 // Parse parses an HG_OPTIONS value.
 func Parse(s string) (Options, error) {
@@ -77,6 +80,12 @@ func Parse(s string) (Options, error) {
 			o.Spin, err = parseBool(val)
 		case "handoff":
 			o.Handoff, err = parseBool(val)
+		case "suppressions":
+			o.Suppressions, err = path(val)
+		case "json_path":
+			o.JSONPath, err = path(val)
+		case "sarif_path":
+			o.SARIFPath, err = path(val)
 		default:
 			return o, fmt.Errorf("unknown option %q (known: %s)", key, keys)
 		}
@@ -85,6 +94,13 @@ func Parse(s string) (Options, error) {
 		}
 	}
 	return o, nil
+}
+
+func path(v string) (string, error) {
+	if v == "" {
+		return "", fmt.Errorf("empty path")
+	}
+	return v, nil
 }
 
 func nonNegative(v string, max int) (int, error) {
