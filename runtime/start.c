@@ -65,10 +65,26 @@ void hg_print(const char *line)
 		close(fd);
 }
 
+typedef void (*hg_exit_fn)(int);
+static hg_exit_fn hg_real_exit, hg_real_Exit; /* resolved at load: see wrap.h */
+
+/* hg_exit_now ends the process without ending detection: the runtime's
+ * own exits must not go through the _exit wrapper below, which finishes
+ * detection (halt_on_error calls in with the reporter's lock held, and
+ * finishing waits for that lock). */
+static void hg_exit_now(int code) __attribute__((noreturn));
+static void hg_exit_now(int code)
+{
+	if (hg_real_exit)
+		hg_real_exit(code);
+	syscall(SYS_exit_group, code);
+	__builtin_unreachable();
+}
+
 void hg_halt(int code)
 {
 	fflush(NULL);
-	_exit(code);
+	hg_exit_now(code);
 }
 
 static void hg_fatal(const char *msg)
@@ -76,7 +92,7 @@ static void hg_fatal(const char *msg)
 	char line[512];
 	snprintf(line, sizeof line, "hgrewrite runtime: %s\n", msg);
 	hg_print(line);
-	_exit(2);
+	hg_exit_now(2);
 }
 
 static int hg_find_phdr(struct dl_phdr_info *info, size_t size, void *data)
@@ -314,7 +330,7 @@ __attribute__((destructor)) static void hg_fini(void)
 {
 	if (hg_finish() > 0 && hg_opts.exitcode != 0) {
 		fflush(NULL); /* the program's buffered output must not be lost */
-		_exit(hg_opts.exitcode);
+		hg_exit_now(hg_opts.exitcode);
 	}
 }
 
@@ -322,8 +338,6 @@ __attribute__((destructor)) static void hg_fini(void)
  * the same summary and exit status, and without flushing the program's
  * stdio (the reason to call _exit). A forked child, where detection is
  * off, goes straight through. */
-typedef void (*hg_exit_fn)(int);
-static hg_exit_fn hg_real_exit, hg_real_Exit; /* resolved at load: see wrap.h */
 
 __attribute__((constructor)) static void hg_resolve_exits(void)
 {

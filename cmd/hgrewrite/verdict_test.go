@@ -487,7 +487,7 @@ func TestReportStack(t *testing.T) {
 		stack = stack[:strings.Index(stack, "==================")]
 		last := -1
 		for _, fn := range []string{"middle", "outer", "worker"} {
-			p := strings.Index(stack, " "+fn+"+")
+			p := strings.Index(stack, " "+fn+" ")
 			if p < 0 || p < last {
 				t.Errorf("%s: frame %s missing or out of order in:\n%s", opt, fn, stack)
 			}
