@@ -239,14 +239,20 @@ func (r *reporter) locksHeld(b *strings.Builder, t *thread, flags uint8) {
 
 func (r *reporter) creation(b *strings.Builder, tid int32) {
 	t := r.d.thread(tid)
+	named := ""
+	if name := r.d.threadName(tid); name != "" {
+		named = fmt.Sprintf(" '%s'", name)
+	}
 	switch {
 	case t == nil:
 	case tid == 0:
-		fmt.Fprintf(b, "  Thread T0 is the main thread.\n")
+		fmt.Fprintf(b, "  Thread T0%s is the main thread.\n", named)
+	case len(t.createStack) > 0:
+		fmt.Fprintf(b, "  Thread T%d%s created by T%d at:\n%s", tid, named, t.parent, r.frames(t.createStack))
 	case t.createPC != 0:
-		fmt.Fprintf(b, "  Thread T%d created by T%d at:\n    #0 %s\n", tid, t.parent, r.sym.code(t.createPC))
+		fmt.Fprintf(b, "  Thread T%d%s created by T%d at:\n    #0 %s\n", tid, named, t.parent, r.sym.code(t.createPC))
 	default:
-		fmt.Fprintf(b, "  Thread T%d created by T%d.\n", tid, t.parent)
+		fmt.Fprintf(b, "  Thread T%d%s created by T%d.\n", tid, named, t.parent)
 	}
 	if t == nil || t.earlier == 0 {
 		return
@@ -256,10 +262,17 @@ func (r *reporter) creation(b *strings.Builder, tid int32) {
 	fmt.Fprintf(b, "  The id T%d is reused: %d earlier thread(s) had it, each joined before the next started; "+
 		"a previous access by T%d may be theirs.\n", tid, t.earlier, tid)
 	for i, p := range t.past {
-		if p.createPC != 0 {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d at:\n    #0 %s\n", tid, i+1, p.parent, r.sym.code(p.createPC))
-		} else {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d.\n", tid, i+1, p.parent)
+		named := ""
+		if p.name != "" {
+			named = fmt.Sprintf(" '%s'", p.name)
+		}
+		switch {
+		case len(p.createStack) > 0:
+			fmt.Fprintf(b, "  Earlier T%d%s (%d back) created by T%d at:\n%s", tid, named, i+1, p.parent, r.frames(p.createStack))
+		case p.createPC != 0:
+			fmt.Fprintf(b, "  Earlier T%d%s (%d back) created by T%d at:\n    #0 %s\n", tid, named, i+1, p.parent, r.sym.code(p.createPC))
+		default:
+			fmt.Fprintf(b, "  Earlier T%d%s (%d back) created by T%d.\n", tid, named, i+1, p.parent)
 		}
 	}
 }

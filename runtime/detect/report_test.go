@@ -85,7 +85,7 @@ func TestSymbols(t *testing.T) {
 		"    #0 bump+0x4 prog.c:",
 		fmt.Sprintf("  Location is global 'counter' at offset 8 (of size 64) at %#x (prog+%#x)\n", syms["counter"]+8, syms["counter"]+8),
 		fmt.Sprintf("  Location is global 'demangled:_ZN2ns5valueE' of size 4 at %#x", syms["_ZN2ns5valueE"]),
-		"  Thread T1 created by T0 at:\n    #0 main+0x5 prog.c:8 (prog+",
+		"  Thread T1 created by T0 at:\n    #0 main+0x4 prog.c:8 (prog+", // the call (ra-1)
 		"SUMMARY: hgrewrite: 2 data race(s) reported in prog\n")
 }
 
