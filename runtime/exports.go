@@ -103,16 +103,42 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_
 // captured (return addresses, innermost first).
 //
 //export hgGoStack
-func hgGoStack(tid int32, pcs *C.uint64_t, n C.int) {
+func hgGoStack(tid int32, pcs *C.uint64_t, n C.int) { det.Stack(tid, goStack(pcs, n)) }
+
+// hgGoThreadCreate registers a thread parent creates; stack is the
+// creator's call stack in the pthread_create wrapper (run-time return
+// addresses, innermost first).
+//
+//export hgGoThreadCreate
+func hgGoThreadCreate(parent int32, stack *C.uint64_t, n C.int) int32 {
+	return det.ThreadCreate(parent, goStack(stack, n))
+}
+
+// goStack copies a call stack the C side captured.
+func goStack(pcs *C.uint64_t, n C.int) []uint64 {
 	stack := make([]uint64, int(n))
 	for i, pc := range unsafe.Slice(pcs, int(n)) {
 		stack[i] = uint64(pc)
 	}
-	det.Stack(tid, stack)
+	return stack
 }
 
-//export hgGoThreadCreate
-func hgGoThreadCreate(parent int32, ra uint64) int32 { return det.ThreadCreate(parent, ra) }
+// hgGoThreadName: a thread was named; tid < 0 when a thread named another
+// one, known by its pthread_t.
+//
+//export hgGoThreadName
+func hgGoThreadName(tid int32, handle uint64, name *C.char) {
+	threadName(det, tid, handle, C.GoString(name))
+}
+
+// threadName records a thread's name, finding it by its pthread_t when
+// tid < 0 (a thread the detector does not know keeps no name).
+func threadName(d *detect.Detector, tid int32, handle uint64, name string) {
+	if tid < 0 {
+		tid = d.HandleThread(handle)
+	}
+	d.ThreadName(tid, name)
+}
 
 //export hgGoThreadHandle
 func hgGoThreadHandle(tid int32, handle uint64) { det.ThreadHandle(tid, handle) }

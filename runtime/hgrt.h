@@ -256,6 +256,7 @@ enum hg_op {
 	HG_OP_FINISH,
 	HG_OP_FREE,
 	HG_OP_THREAD_DETACH,
+	HG_OP_THREAD_NAME,
 };
 
 struct hg_req {
@@ -348,6 +349,8 @@ void hg_retire(struct hg_thread *t); /* the thread has finished: no more events,
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_sig_access(struct hg_thread *t, uint64_t addr,
 											uint64_t info, uint64_t len);
 void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
+#define HG_STACK_FRAMES 32 /* frames of a captured call stack (reports, thread creation) */
+int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */
 void hg_records_forked(void);                /* the fork handler: the free list's lock is free */
 void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the program: its record goes back when it ends */
@@ -372,6 +375,7 @@ uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */
 
 /* ranges.c */
 uint64_t hg_link_pc(void *ra); /* the main program's link-time address of ra; 0 unless ra is in it */
+uint64_t hg_call_pc(void *ra); /* hg_link_pc(ra) - 1: inside the call that returns to ra, for reports; 0 unless in the main program */
 void hg_main_span(uint64_t *lo, uint64_t *hi); /* the main program's code */
 void hg_runtime_span(uint64_t *lo, uint64_t *hi); /* this library */
 
@@ -380,7 +384,8 @@ void hg_runtime_span(uint64_t *lo, uint64_t *hi); /* this library */
  * forked child, to the child's detector process. */
 int hg_d_flush(int32_t tid, struct hg_event *ev, uint32_t n, struct hg_thread *t);
 void hg_d_stack(int32_t tid, uint64_t *pcs, int n);
-int32_t hg_d_thread_create(int32_t parent, uint64_t ra);
+int32_t hg_d_thread_create(int32_t parent, uint64_t *stack, int n); /* the creator's stack, innermost first */
+void hg_d_thread_name(int32_t tid, uint64_t handle, const char *name); /* tid < 0: the thread whose pthread_t is handle */
 void hg_d_thread_handle(int32_t tid, uint64_t handle);
 void hg_d_thread_exit(int32_t tid);
 void hg_d_thread_join(int32_t tid, uint64_t handle);

@@ -41,7 +41,7 @@ static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 	struct hg_thread *t = hg_bufferable();
 	if (!t)
 		return;
-	uint64_t pc = hg_link_pc(ra);
+	uint64_t pc = hg_call_pc(ra);
 	hg_event(t, (uint64_t)(uintptr_t)p, HG_INFO(pc, 0, flag | HG_RESET_DONE), n, pc != 0);
 }
 
@@ -61,7 +61,7 @@ static void hg_release_block(void *p, void *ra)
 		return;
 	size_t n = malloc_usable_size(p);
 	hg_spin_forget((uint64_t)(uintptr_t)p, n);
-	uint64_t pc = hg_link_pc(ra);
+	uint64_t pc = hg_call_pc(ra);
 	struct hg_thread *t = pc ? hg_bufferable() : NULL;
 	if (!t) {
 		hg_heap_event(p, n, HG_FREE, ra);

@@ -82,6 +82,20 @@ uint64_t hg_link_pc(void *ra)
 	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
 }
 
+/* hg_call_pc is where a call whose return address is ra was made, as
+ * reports name code: the main program's link-time address of the call
+ * instruction's last byte (ra - 1), which the line table gives the call's
+ * line (ra itself may be the next line's first instruction); 0 unless ra
+ * is in the main program. Every pc the C side derives from a return
+ * address (allocation sites, frees, string functions' accesses) is this
+ * one; the Go side applies the same - 1 to the return addresses of the
+ * stacks it is given (runtime/detect: reporter.frames, callPC). */
+uint64_t hg_call_pc(void *ra)
+{
+	uint64_t pc = hg_link_pc(ra);
+	return pc ? pc - 1 : 0;
+}
+
 /* ---- the same for addresses held as integers (the Go side) ---- */
 
 int hg_in_runtime(uint64_t addr)

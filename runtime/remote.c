@@ -148,11 +148,19 @@ void hg_d_stack(int32_t tid, uint64_t *pcs, int n)
 		hg_rpc(HG_OP_STACK, tid, 0, 0, 0, pcs, (uint32_t)n * sizeof *pcs, NULL, 0);
 }
 
-int32_t hg_d_thread_create(int32_t parent, uint64_t ra)
+int32_t hg_d_thread_create(int32_t parent, uint64_t *stack, int n)
 {
 	if (!hg_remote)
-		return hgGoThreadCreate(parent, ra);
-	return (int32_t)hg_rpc(HG_OP_THREAD_CREATE, parent, ra, 0, 0, NULL, 0, NULL, 0);
+		return hgGoThreadCreate(parent, stack, n);
+	return (int32_t)hg_rpc(HG_OP_THREAD_CREATE, parent, 0, 0, 0, stack, (uint32_t)n * sizeof *stack, NULL, 0);
+}
+
+void hg_d_thread_name(int32_t tid, uint64_t handle, const char *name)
+{
+	if (!hg_remote)
+		hgGoThreadName(tid, handle, (char *)name);
+	else
+		hg_rpc(HG_OP_THREAD_NAME, tid, handle, 0, 0, name, (uint32_t)strlen(name), NULL, 0);
 }
 
 void hg_d_thread_handle(int32_t tid, uint64_t handle)

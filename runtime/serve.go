@@ -83,11 +83,11 @@ func (s *server) call(req *C.struct_hg_req, p1, p2 []byte, memfd int) int64 {
 		}
 		return int64(d.Flush(tid, ev, rec))
 	case C.HG_OP_STACK:
-		stack := make([]uint64, len(p1)/8)
-		copy(stack, unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p1))), len(stack)))
-		d.Stack(tid, stack)
+		d.Stack(tid, words(p1))
 	case C.HG_OP_THREAD_CREATE:
-		return int64(d.ThreadCreate(tid, a[0]))
+		return int64(d.ThreadCreate(tid, words(p1)))
+	case C.HG_OP_THREAD_NAME:
+		threadName(d, tid, a[0], string(p1))
 	case C.HG_OP_THREAD_HANDLE:
 		d.ThreadHandle(tid, a[0])
 	case C.HG_OP_THREAD_EXIT:
@@ -112,6 +112,16 @@ func (s *server) call(req *C.struct_hg_req, p1, p2 []byte, memfd int) int64 {
 		return int64(d.Free(tid, a[0], a[1], a[2]))
 	}
 	return 0
+}
+
+// words copies a payload of 64-bit words (return addresses) out of the
+// request buffer, which the next request overwrites.
+func words(p []byte) []uint64 {
+	w := make([]uint64, len(p)/8)
+	if len(w) > 0 {
+		copy(w, unsafe.Slice((*uint64)(unsafe.Pointer(unsafe.SliceData(p))), len(w)))
+	}
+	return w
 }
 
 // start maps the memory shared with the child and starts the detector;

@@ -18,6 +18,7 @@
 #include "rt_internal.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <execinfo.h>
 #include <fcntl.h>
 #include <link.h>
@@ -42,17 +43,11 @@ void hg_set_log_pid(int pid) { hg_log_pid = pid; }
 static struct hg_header *hg_hdr;
 static uint64_t hg_bias; /* load bias of the main program */
 
-/* hg_print writes one line to the runtime's stderr, or to log_path.<pid>. */
-void hg_print(const char *line)
+static int hg_log_failed; /* a log file could not be opened: said once */
+
+/* hg_write_all writes line to fd whole, as far as it can. */
+static void hg_write_all(int fd, const char *line)
 {
-	int fd = hg_opts.err_fd, opened = 0;
-	if (hg_opts.log_path[0]) {
-		char path[sizeof hg_opts.log_path + 32];
-		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, hg_log_pid ? hg_log_pid : (int)getpid());
-		int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-		if (f >= 0)
-			fd = f, opened = 1;
-	}
 	size_t n = strlen(line);
 	while (n > 0) {
 		ssize_t w = write(fd, line, n);
@@ -61,8 +56,31 @@ void hg_print(const char *line)
 		line += w;
 		n -= (size_t)w;
 	}
+}
+
+/* hg_print writes one line to the runtime's stderr, or to log_path.<pid>.
+ * A log file that cannot be opened is said so on stderr, once, with
+ * why (as ThreadSanitizer's users expect); output goes to stderr then. */
+void hg_print(const char *line)
+{
+	int saved = errno, fd = hg_opts.err_fd, opened = 0;
+	if (hg_opts.log_path[0]) {
+		char path[sizeof hg_opts.log_path + 32];
+		snprintf(path, sizeof path, "%s.%d", hg_opts.log_path, hg_log_pid ? hg_log_pid : (int)getpid());
+		int f = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		if (f >= 0) {
+			fd = f, opened = 1;
+		} else if (!__atomic_exchange_n(&hg_log_failed, 1, __ATOMIC_ACQ_REL)) {
+			char why[sizeof path + 160];
+			snprintf(why, sizeof why, "hgrewrite: cannot open the log file %s (log_path): %s; writing to stderr\n",
+				 path, strerror(errno));
+			hg_write_all(fd, why);
+		}
+	}
+	hg_write_all(fd, line);
 	if (opened)
 		close(fd);
+	errno = saved;
 }
 
 typedef void (*hg_exit_fn)(int);
@@ -238,6 +256,8 @@ __attribute__((constructor)) static void hg_init(void)
 	if (hg_opts.detect) {
 		t->tid = hgGoMainThread((GoUint64)hg_bias);
 		hg_detect = t->tid >= 0;
+		if (hg_detect) /* another thread may name it by its pthread_t */
+			hgGoThreadHandle(t->tid, (GoUint64)pthread_self());
 	}
 	hg_hdr->slot_access = (uint64_t)(uintptr_t)&hg_access;
 	hg_hdr->slot_range = (uint64_t)(uintptr_t)&hg_range;

@@ -79,7 +79,7 @@ static void hg_note(const void *addr, size_t len, int flags, void *ra)
 		return;
 	t->ranges++;
 	t->bytes += len;
-	uint64_t pc = hg_link_pc(ra), a = (uint64_t)(uintptr_t)addr;
+	uint64_t pc = hg_call_pc(ra), a = (uint64_t)(uintptr_t)addr;
 	/* inside a lock-protected region the event records the range by its
 	 * first byte (hg_event): the fast path is left out there */
 	uint64_t done = t->recording ? 0 : hg_range_settled(t, a, len, HG_INFO(pc, 1, flags));

@@ -32,7 +32,6 @@ static struct hg_thread *_Atomic hg_list; /* every record, newest first */
 #define HG_ARENA_BYTES (512u << 20)
 _Static_assert(((sizeof(struct hg_thread) + 127) & ~(size_t)127) * HG_MAX_THREADS <= HG_ARENA_BYTES,
 	       "a record per thread id");
-#define HG_STACK_FRAMES 32
 /* Thread records sit on cache lines of their own: every access updates its
  * thread's counter, and a neighbour's record on the same line would
  * bounce between cores. */
@@ -253,15 +252,25 @@ struct hg_thread *hg_threads_head(void)
 	return atomic_load_explicit(&hg_list, memory_order_acquire);
 }
 
+/* hg_backtrace stores the calling thread's call stack in ras (at most
+ * HG_STACK_FRAMES run-time return addresses, innermost first, this
+ * library's own frames included) and returns how many. Only a wrapper
+ * called by the program may ask: trampolines have no unwind information. */
+int hg_backtrace(uint64_t *ras)
+{
+	void *pcs[HG_STACK_FRAMES];
+	int k = backtrace(pcs, HG_STACK_FRAMES);
+	for (int i = 0; i < k; i++)
+		ras[i] = (uint64_t)(uintptr_t)pcs[i];
+	return k;
+}
+
 /* hg_stack_now gives the Go side the call stack for the thread's pending
  * reports. */
 static void hg_stack_now(struct hg_thread *t)
 {
-	void *pcs[HG_STACK_FRAMES];
-	int k = backtrace(pcs, HG_STACK_FRAMES);
 	uint64_t ras[HG_STACK_FRAMES];
-	for (int i = 0; i < k; i++)
-		ras[i] = (uint64_t)(uintptr_t)pcs[i];
+	int k = hg_backtrace(ras);
 	t->want_stack = 0;
 	hg_d_stack(t->tid, ras, k);
 }

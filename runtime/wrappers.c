@@ -1,6 +1,7 @@
 /* wrappers.c: interposed synchronisation functions.
  *
- * It owns the wrappers of pthread_create/join/exit, the mutex, spin and
+ * It owns the wrappers of pthread_create/join/exit, the thread-naming calls
+ * (pthread_setname_np, prctl PR_SET_NAME), the mutex, spin and
  * rwlock functions, condition variables, semaphores, barriers,
  * __cxa_guard_* and pthread_once, and the check every wrapper starts with
  * (hg_tracked, hg_active in wrap.h). Which code a return address belongs
@@ -32,7 +33,9 @@
 #include <semaphore.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <stdarg.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <errno.h>
@@ -170,8 +173,11 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 			free(s);
 		return r;
 	}
+	/* the creator's call stack, for reports: this is a wrapper called by
+	 * the program, so its callers unwind */
+	uint64_t stack[HG_STACK_FRAMES];
 	int32_t tid;
-	GO(t, tid = hg_d_thread_create(t->tid, (GoUint64)(uintptr_t)RA));
+	GO(t, tid = hg_d_thread_create(t->tid, stack, hg_backtrace(stack)));
 	s->tid = tid;
 	int r = hg_create_counted(th, attr, hg_thread_start, s);
 	if (r != 0) {
@@ -179,12 +185,14 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 		return r;
 	}
 	/* s belongs to the child now (it may be freed already): use tid. A
-	 * thread created detached is known by its id only: once it exits,
-	 * its pthread_t may name another thread. */
+	 * thread created detached is known by its id to ThreadDetach: once it
+	 * exits, its pthread_t may name another thread. Its handle is
+	 * recorded after that, for naming only (runtime/detect,
+	 * ThreadHandle). */
 	int state = PTHREAD_CREATE_JOINABLE;
 	if (attr && pthread_attr_getdetachstate(attr, &state) == 0 && state == PTHREAD_CREATE_DETACHED)
 		GO(t, hg_d_thread_detach(tid, 0));
-	else
+	if (tid >= 0)
 		GO(t, hg_d_thread_handle(tid, (GoUint64)*th));
 	return r;
 }
@@ -199,6 +207,61 @@ int pthread_detach(pthread_t th)
 	if (t)
 		GO(t, hg_d_thread_detach(-1, (GoUint64)th));
 	return REAL(pthread_detach)(th);
+}
+
+/* ---- thread names ----
+ * pthread_setname_np and prctl(PR_SET_NAME) tell the detector a thread's
+ * name, for reports, once the real call succeeded (glibc refuses names
+ * longer than 15 bytes with ERANGE: nothing is recorded then). A name
+ * orders nothing: the thread's buffered accesses stay buffered. */
+DEFINE_REAL(int, pthread_setname_np, pthread_t, const char *)
+DEFINE_REAL(int, prctl, int, ...)
+
+/* hg_thread_named: the thread th was named name by the calling thread;
+ * another thread is found by its pthread_t on the Go side. */
+static void hg_thread_named(pthread_t th, const char *name, void *ra)
+{
+	struct hg_thread *t = hg_tracked(ra);
+	if (!t)
+		return;
+	int saved = errno;
+	GO(t, hg_d_thread_name(pthread_equal(th, pthread_self()) ? t->tid : -1, (GoUint64)th, name));
+	errno = saved;
+}
+
+int pthread_setname_np(pthread_t th, const char *name)
+{
+	resolve_pthread_setname_np();
+	int r = REAL(pthread_setname_np)(th, name);
+	if (r == 0)
+		hg_thread_named(th, name, RA);
+	return r;
+}
+
+/* prctl takes up to four more arguments, all of integer class: they are
+ * read as glibc's own prctl reads them (on x86-64 va_arg takes them from
+ * the registers the prologue saved, whether the caller passed them or
+ * not) and passed on unchanged. PR_SET_NAME names the calling thread; the
+ * kernel keeps the first 15 bytes of the name, and so does the record. */
+int prctl(int option, ...)
+{
+	va_list ap;
+	va_start(ap, option);
+	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long);
+	unsigned long a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
+	va_end(ap);
+	resolve_prctl();
+	int r = REAL(prctl)(option, a2, a3, a4, a5);
+	if (r == 0 && option == PR_SET_NAME) {
+		const char *p = (const char *)a2; /* the kernel read it: readable */
+		char name[16];
+		size_t i = 0;
+		for (; i < sizeof name - 1 && p[i]; i++)
+			name[i] = p[i];
+		name[i] = 0;
+		hg_thread_named(pthread_self(), name, RA);
+	}
+	return r;
 }
 
 /* hg_joined: a join succeeded (r == 0): the joiner acquires the thread's

@@ -11,7 +11,8 @@ import (
 func TestHelpAndVersion(t *testing.T) {
 	code, _, stderr := hgrewrite(t, "--help")
 	if code != 0 || !strings.Contains(stderr, "Usage: hgrewrite") || !strings.Contains(stderr, "--output") ||
-		!strings.Contains(stderr, "--stats") || !strings.Contains(stderr, "HG_OPTIONS") {
+		!strings.Contains(stderr, "--stats") || !strings.Contains(stderr, "HG_OPTIONS") ||
+		!strings.Contains(stderr, "  log_path ") || !strings.Contains(stderr, "Example: HG_OPTIONS=") {
 		t.Errorf("--help: exit %d, output %q", code, stderr)
 	}
 	code, stdout, _ := hgrewrite(t, "--version")

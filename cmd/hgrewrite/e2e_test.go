@@ -439,6 +439,15 @@ func TestOptionsErrors(t *testing.T) {
 	if b, _ := os.ReadFile(logs[0]); len(accessCounts(b)) != 1 {
 		t.Errorf("log file %s lacks the stats line: %q", logs[0], b)
 	}
+	// a log file that cannot be opened: said once, with why, then the
+	// output goes to stderr
+	missing := filepath.Join(dir, "no-such-dir", "hglog")
+	got = runProg(t, []string{"HG_OPTIONS=stats=1:exitcode=0:log_path=" + missing}, bin+".hg")
+	said := regexp.MustCompile(`(?m)^hgrewrite: cannot open the log file ` + regexp.QuoteMeta(missing) +
+		`\.\d+ \(log_path\): No such file or directory; writing to stderr$`)
+	if got.status != "exit 0" || len(said.FindAll(got.stderr, -1)) != 1 || len(accessCounts(got.stderr)) != 1 {
+		t.Errorf("log_path in a missing directory: %s, stderr %q; want one line saying so and the stats line", got.status, got.stderr)
+	}
 }
 
 // TestRuntimeInitOrder guards an assumption of runtime/start.c: its

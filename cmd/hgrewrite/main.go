@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -16,6 +17,7 @@ import (
 	"hgrewrite/elfrw"
 	"hgrewrite/loops"
 	"hgrewrite/rewrite"
+	"hgrewrite/runtime/hgopts"
 )
 
 // version is set by the Makefile (-X main.version=...).
@@ -27,7 +29,7 @@ Rewrites the x86-64 ELF executable INPUT into OUTPUT, an executable that
 checks every memory access for data races when it runs. OUTPUT loads the
 runtime library ` + elfrw.RuntimeLibName + `, which hgrewrite copies next to it; keep the two
 files together. Run OUTPUT directly; HG_OPTIONS (e.g. HG_OPTIONS=stats=1)
-sets run-time options.
+sets run-time options (listed below the flags).
 
 Flags:
 `
@@ -69,6 +71,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
+		fmt.Fprintln(stderr)
+		hgopts.Help(stderr)
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
@@ -153,11 +157,15 @@ func showLoops(input string, c *config, stdout io.Writer) error {
 	return showFound(bin, g, lr, c, stdout)
 }
 
-// showFound lists the loops found (--list-loops) and writes their
-// functions' graphs (--dump-cfg).
+// showFound lists the loops found (--list-loops, C++ names demangled:
+// demangle.go) and writes their functions' graphs (--dump-cfg).
 func showFound(bin *elfrw.Binary, g *cfg.Graph, lr *loops.Result, c *config, stdout io.Writer) error {
 	if c.listLoops {
-		rewrite.ListLoops(stdout, bin, g, lr, c.stats)
+		var list strings.Builder
+		rewrite.ListLoops(&list, bin, g, lr, c.stats)
+		if _, err := io.WriteString(stdout, demangleText(list.String())); err != nil {
+			return err
+		}
 	}
 	if c.dumpCFG == "" {
 		return nil

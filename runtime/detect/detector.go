@@ -29,7 +29,8 @@ type Detector struct {
 	threads  []*thread             // by tid: the current occupant of each id
 	freed    []freedTID            // ids of joined threads, to reuse (threads.go)
 	detached []freedTID            // ids of detached threads that exited, oldest first (threads.go)
-	handles  map[uint64]int32      // pthread_t -> tid
+	handles  map[uint64]int32      // pthread_t -> tid, of joinable threads (ThreadJoin)
+	named    map[uint64]int32      // pthread_t -> tid, of every live thread registered (ThreadName)
 	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
 	barriers map[uint64]*barrier
 	wrSeg    *wrSegs  // DS of the write/read relation (cond.go)
@@ -54,7 +55,9 @@ type thread struct {
 	held        uint32   // lockset id of all locks held (guards reads)
 	writeHeld   uint32   // lockset id of locks held in write mode (guards writes)
 	parent      int32
-	createPC    uint64 // link-time pc of the pthread_create call, 0 if unknown
+	createPC    uint64   // link-time pc inside the pthread_create call (creation.pc), 0 if unknown
+	createStack []uint64 // the creator's call stack (creation.stack), nil for the main thread
+	name        string   // given by the program (ThreadName), "" if none; under Detector.mu
 	exitVC      *shadow.VC
 	depth       map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
 	env         msm.Env        // env{d, t}, made once: an interface value per access would allocate
@@ -81,7 +84,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 	}
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
-		handles: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
+		handles: map[uint64]int32{}, named: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
 		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
 	if cfg.Options.MSM == "long" {
@@ -104,13 +107,13 @@ func (d *Detector) SplitBase() uintptr { return d.mem.SplitBase() }
 
 // MainThread registers the calling thread, the process's first, and
 // returns its id (0).
-func (d *Detector) MainThread() int32 { return d.newThread(nil, 0).tid }
+func (d *Detector) MainThread() int32 { return d.newThread(nil, creation{}).tid }
 
 // newThread registers a thread whose vector clock starts from parent's,
 // under the id of a joined thread when one may be reused (reuseLocked),
 // else under a new one; nil when every id (abi.MaxThreads) is taken and
 // none may be reused for parent.
-func (d *Detector) newThread(parent *thread, pc uint64) *thread {
+func (d *Detector) newThread(parent *thread, at creation) *thread {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	tid, earlier, floor := int32(len(d.threads)), 0, uint64(0)
@@ -122,7 +125,8 @@ func (d *Detector) newThread(parent *thread, pc uint64) *thread {
 	if earlier == 0 && len(d.threads) >= abi.MaxThreads {
 		return nil
 	}
-	t := &thread{tid: tid, earlier: earlier, vc: shadow.NewVC(uint16(tid)), parent: -1, createPC: pc}
+	t := &thread{tid: tid, earlier: earlier, vc: shadow.NewVC(uint16(tid)), parent: -1,
+		createPC: at.pc, createStack: at.stack}
 	if earlier > 0 {
 		t.past = pastOf(d.threads[tid])
 	}

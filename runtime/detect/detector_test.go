@@ -38,8 +38,8 @@ func TestUnorderedWritesRace(t *testing.T) {
 		"  Previous write of size 4 by thread T1:\n    #0 0x1001 (program+0x1001)\n",
 		"  Location at 0x10000 is not a global variable or live heap block of program",
 		"  Locks held by T2: none\n",
-		"  Thread T2 created by T0 at:\n    #0 0x510 (program+0x510)\n",
-		"  Thread T1 created by T0 at:\n    #0 0x500 (program+0x500)\n",
+		"  Thread T2 created by T0 at:\n    #0 0x50f (program+0x50f)\n", // the call: ra-1
+		"  Thread T1 created by T0 at:\n    #0 0x4ff (program+0x4ff)\n",
 		"  Detected by MSM-short: the location is now in state Race.\n",
 		// the runtime's frame is dropped; return addresses show the call (ra-1)
 		"after the access:\n    #0 0x203f (program+0x203f)\n    #1 0x20ff (program+0x20ff)\n",

@@ -118,11 +118,13 @@ func (b *bench) region(tid int32) *fakeRegion {
 	return r
 }
 
-// create makes parent create a thread from the call at link-time pc ra;
-// its pthread_t is its tid + handleBase.
+// create makes parent create a thread from a pthread_create call whose
+// return address is ra (run-time and link-time addresses are one here:
+// fakeHost.LinkPC); reports name the call at ra-1. The thread's
+// pthread_t is its tid + handleBase.
 func (b *bench) create(parent int32, ra uint64) int32 {
 	b.t.Helper()
-	c := b.d.ThreadCreate(parent, ra)
+	c := b.d.ThreadCreate(parent, []uint64{ra})
 	if c < 0 {
 		b.t.Fatalf("ThreadCreate(T%d) failed", parent)
 	}

@@ -15,10 +15,11 @@ const freeCheckBytes = 4096
 
 // Free handles a free (or delete, or realloc's release) that the program
 // called on thread tid: the release is a write to the block (checked on
-// its first freeCheckBytes; pc is the call's link-time address), then the
-// block's shadow is reset and the block forgotten. It returns the number
-// of the thread's reports waiting for its call stack, as Flush does; the
-// caller has flushed the thread's events before.
+// its first freeCheckBytes; pc is the link-time address inside the call:
+// hg_call_pc in runtime/ranges.c), then the block's shadow is reset and
+// the block forgotten. It returns the number of the thread's reports
+// waiting for its call stack, as Flush does; the caller has flushed the
+// thread's events before.
 func (d *Detector) Free(tid int32, addr, size, pc uint64) int {
 	t := d.live(tid)
 	if t == nil {
@@ -71,7 +72,7 @@ type heapBlocks struct {
 type heapSlot struct {
 	addr    uint64
 	sizeTID uint64 // size | tid << heapTIDShift
-	pc      uint64 // link-time pc of the allocation call's return address
+	pc      uint64 // link-time pc inside the allocation call (its return address - 1: runtime/ranges.c, hg_call_pc)
 }
 
 const (
@@ -82,7 +83,7 @@ const (
 
 type heapBlock struct {
 	size uint64
-	pc   uint64 // link-time pc of the allocation call's return address
+	pc   uint64 // as heapSlot.pc
 	tid  int32
 }
 

@@ -265,28 +265,36 @@ func (r *reporter) locksHeld(t *thread, flags uint8) []reportLock {
 	return out
 }
 
-// threadInfo describes thread tid for a report: its creation, and the
-// earlier threads that had its id.
+// threadInfo describes thread tid for a report: its name, its creation,
+// and the earlier threads that had its id.
 func (r *reporter) threadInfo(tid int32) reportThread {
-	info := reportThread{TID: tid, Parent: -1}
+	info := reportThread{TID: tid, Parent: -1, Name: r.d.threadName(tid)}
 	t := r.d.thread(tid)
 	if t == nil {
 		return info
 	}
 	info.Main = tid == 0
 	info.Parent = t.parent
-	if t.createPC != 0 {
-		info.Created = r.sym.frames(t.createPC)
-	}
+	info.Created = r.creationFrames(t.createStack, t.createPC)
 	info.Earlier = t.earlier
 	for _, p := range t.past {
-		past := reportThread{TID: tid, Parent: p.parent}
-		if p.createPC != 0 {
-			past.Created = r.sym.frames(p.createPC)
-		}
-		info.Past = append(info.Past, past)
+		info.Past = append(info.Past, reportThread{TID: tid, Parent: p.parent, Name: p.name,
+			Created: r.creationFrames(p.createStack, p.createPC)})
 	}
 	return info
+}
+
+// creationFrames is a thread's creation stack: the creator's whole stack
+// when the C side captured it, else the pthread_create call alone (a
+// link-time pc inside the call), else nothing.
+func (r *reporter) creationFrames(stack []uint64, pc uint64) []Frame {
+	switch {
+	case len(stack) > 0:
+		return r.stackFrames(stack)
+	case pc != 0:
+		return r.sym.frames(pc)
+	}
+	return nil
 }
 
 // summary prints the exit summary, finishes the report files and returns

@@ -204,10 +204,10 @@ func (t reportThread) text(b *strings.Builder) {
 		"a previous access by T%d may be theirs.\n", t.TID, t.Earlier, t.TID)
 	for i, p := range t.Past {
 		if len(p.Created) > 0 {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d at:\n", t.TID, i+1, p.Parent)
+			fmt.Fprintf(b, "  Earlier %s (%d back) created by T%d at:\n", p.label(), i+1, p.Parent)
 			writeFrames(b, p.Created)
 		} else {
-			fmt.Fprintf(b, "  Earlier T%d (%d back) created by T%d.\n", t.TID, i+1, p.Parent)
+			fmt.Fprintf(b, "  Earlier %s (%d back) created by T%d.\n", p.label(), i+1, p.Parent)
 		}
 	}
 }

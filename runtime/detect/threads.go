@@ -7,17 +7,21 @@ import (
 	"hgrewrite/shadow"
 )
 
-// ThreadCreate registers a thread created by parent (pthread_create; ra is
-// the call's run-time return address) and returns its id, or -1 when it
-// cannot be checked (unknown parent, or abi.MaxThreads reached: a message
-// says so once). The child starts from the parent's clock; the parent
-// starts a new segment.
-func (d *Detector) ThreadCreate(parent int32, ra uint64) int32 {
+// ThreadCreate registers a thread created by parent and returns its id,
+// or -1 when it cannot be checked (unknown parent, or abi.MaxThreads
+// reached: a message says so once). stack is the creator's call stack in
+// the pthread_create wrapper: run-time return addresses, innermost first,
+// the runtime library's own frames included or not (they are dropped
+// here); a forked child's creator passes the wrapper's return address
+// alone. The child starts from the parent's clock; the parent starts a
+// new segment.
+func (d *Detector) ThreadCreate(parent int32, stack []uint64) int32 {
 	p := d.thread(parent)
 	if p == nil {
 		return -1
 	}
-	c := d.newThread(p, d.host.LinkPC(ra))
+	stack = d.programFrames(stack)
+	c := d.newThread(p, creation{pc: d.callPC(stack), stack: stack})
 	if c == nil {
 		d.tooManyThreads.Do(func() {
 			d.host.Print(fmt.Sprintf("hgrewrite: more than %d threads: threads created from now on are not checked\n", abi.MaxThreads))
@@ -28,11 +32,99 @@ func (d *Detector) ThreadCreate(parent int32, ra uint64) int32 {
 	return c.tid
 }
 
-// ThreadHandle records the pthread_t of thread tid, for ThreadJoin.
+// creation is where a thread was created: what reports say of it.
+type creation struct {
+	// pc is the main program's link-time address inside the
+	// pthread_create call (its return address minus 1, which
+	// symbolises to the call's line), 0 when the call was made
+	// elsewhere (a library's, such as libstdc++'s std::thread).
+	pc uint64
+	// stack is the creator's call stack: run-time return addresses,
+	// innermost first, without the runtime library's frames; frames
+	// are rendered at ra-1 (reporter.frames). Not modified after the
+	// thread is registered.
+	stack []uint64
+}
+
+// programFrames drops the runtime library's frames from a captured
+// stack: those above the program's (the wrapper itself), and everything
+// from the next one down (the runtime's own threads start below the
+// program), as reporter.frames does. The result is a copy.
+func (d *Detector) programFrames(stack []uint64) []uint64 {
+	for len(stack) > 0 && d.host.InRuntime(stack[0]) {
+		stack = stack[1:]
+	}
+	for i, ra := range stack {
+		if d.host.InRuntime(ra) {
+			stack = stack[:i]
+			break
+		}
+	}
+	return append([]uint64(nil), stack...)
+}
+
+// callPC is the link-time address inside the call whose return address
+// is stack[0] (ra-1: the call's line, not the next one's), 0 when it is
+// not in the main program.
+func (d *Detector) callPC(stack []uint64) uint64 {
+	if len(stack) == 0 {
+		return 0
+	}
+	if lp := d.host.LinkPC(stack[0]); lp != 0 {
+		return lp - 1
+	}
+	return 0
+}
+
+// ThreadHandle records the pthread_t of thread tid: ThreadJoin finds the
+// thread by it, and ThreadName when a thread names another. The C side
+// calls it for every thread it registers, once the handle is known: a
+// thread created detached (ThreadDetach with its id first) and the main
+// thread are recorded for naming only (no ThreadJoin may name the first;
+// joining the main thread is not modelled).
 func (d *Detector) ThreadHandle(tid int32, handle uint64) {
 	d.mu.Lock()
-	d.handles[handle] = tid
+	defer d.mu.Unlock()
+	if tid < 0 || int(tid) >= len(d.threads) {
+		return
+	}
+	d.named[handle] = tid
+	if t := d.threads[tid]; !t.detached && t.parent >= 0 {
+		d.handles[handle] = tid
+	}
+}
+
+// ThreadName records the name thread tid was given (pthread_setname_np,
+// prctl PR_SET_NAME), for reports; "" forgets it. The name is written and
+// read (threadName) under d.mu: a thread may name another, and the
+// reporter reads it on any thread.
+func (d *Detector) ThreadName(tid int32, name string) {
+	d.mu.Lock()
+	if tid >= 0 && int(tid) < len(d.threads) {
+		d.threads[tid].name = name
+	}
 	d.mu.Unlock()
+}
+
+// HandleThread is the id of the live thread whose pthread_t is handle
+// (ThreadHandle), -1 if there is none: a thread naming another.
+func (d *Detector) HandleThread(handle uint64) int32 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tid, ok := d.named[handle]; ok {
+		return tid
+	}
+	return -1
+}
+
+// threadName is the name thread tid was given last, "" if none.
+func (d *Detector) threadName(tid int32) string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if tid < 0 || int(tid) >= len(d.threads) {
+		return ""
+	}
+	return d.threads[tid].name
 }
 
 // ThreadExit records thread tid's final clock, which its joiner acquires.
@@ -115,6 +207,9 @@ func (d *Detector) joinClock(t *thread, handle uint64) (int32, uint64, bool) {
 	if !ok || int(child) >= len(d.threads) {
 		return child, 0, false
 	}
+	if d.named[handle] == child {
+		delete(d.named, handle) // the handle may name a new thread from now on
+	}
 	c := d.threads[child]
 	vc := c.exitVC
 	if vc == nil {
@@ -137,17 +232,20 @@ type freedTID struct {
 
 // pastThread is what reports say of an earlier thread under a reused id.
 type pastThread struct {
-	parent   int32
-	createPC uint64
+	parent      int32
+	createPC    uint64   // as thread.createPC
+	createStack []uint64 // as thread.createStack
+	name        string   // the name it had last (thread.name)
 }
 
 // pastMax is how many earlier threads per id reports can name.
 const pastMax = 3
 
 // pastOf lists the earlier threads of old's id for its successor: old
-// first, then old's own list, at most pastMax.
+// first, then old's own list, at most pastMax. The caller holds d.mu
+// (old.name).
 func pastOf(old *thread) []pastThread {
-	past := append([]pastThread{{old.parent, old.createPC}}, old.past...)
+	past := append([]pastThread{{old.parent, old.createPC, old.createStack, old.name}}, old.past...)
 	return past[:min(len(past), pastMax)]
 }
 

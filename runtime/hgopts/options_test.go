@@ -47,3 +47,38 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 }
+
+// The help lists every key once, with a default that Parse takes back
+// to Defaults, and an example that parses.
+func TestHelp(t *testing.T) {
+	var b strings.Builder
+	Help(&b)
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	var listed []string
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "  ") {
+			continue
+		}
+		f := strings.Fields(l)
+		key := f[0]
+		def := strings.TrimSuffix(f[len(f)-1], ")")
+		listed = append(listed, key)
+		if def == "none" {
+			continue
+		}
+		if o, err := Parse(key + "=" + def); err != nil || o != Defaults() {
+			t.Errorf("%s: the default shown, %q, parses to %+v, %v; want the defaults", key, def, o, err)
+		}
+	}
+	if got, want := strings.Join(listed, ", "), keys(); got != want {
+		t.Errorf("help lists %s; want %s", got, want)
+	}
+	ex := lines[len(lines)-1]
+	val, ok := strings.CutPrefix(ex, "Example: HG_OPTIONS=")
+	if !ok {
+		t.Fatalf("no example: %q", ex)
+	}
+	if _, err := Parse(strings.Fields(val)[0]); err != nil {
+		t.Errorf("the example does not parse: %v", err)
+	}
+}

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"hgrewrite/runtime/detect/sarifcheck"
+)
+
+// scoresProgram builds testdata/reports/scores.c at opt and rewrites it;
+// it returns the rewritten program and the source's marked lines.
+func scoresProgram(t *testing.T, opt string) (hg string, lines map[string]int) {
+	t.Helper()
+	requireTool(t, "gcc")
+	src := filepath.Join(repoRoot(t), "testdata", "reports", "scores.c")
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "scores")
+	if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+		t.Fatalf("gcc: %v\n%s", err, out)
+	}
+	hg = bin + ".hg"
+	rewriteOK(t, bin, hg)
+	return hg, markedLines(t, src)
+}
+
+// markedLines maps the markers of a source file's "/* NAME */" comments to
+// their line numbers, so that tests do not hard-code them.
+func markedLines(t *testing.T, src string) map[string]int {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	marks := map[string]int{}
+	mark := regexp.MustCompile(`/\* ([A-Z]+) \*/`)
+	for i, line := range strings.Split(string(data), "\n") {
+		if m := mark.FindStringSubmatch(line); m != nil {
+			marks[m[1]] = i + 1
+		}
+	}
+	return marks
+}
+
+// The text report of scores.c at -O0 and -O2: the right variable, the two
+// threads by name, both accesses on the marked line (a write by the
+// second thread against the first's), the creation stacks through the
+// helper that calls pthread_create on its own line, and the stack after
+// the access through libc's qsort, named.
+func TestReportText(t *testing.T) {
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			hg, lines := scoresProgram(t, opt)
+			got := runProg(t, nil, hg)
+			if got.status != "exit 66" {
+				t.Fatalf("status %s, want exit 66:\n%s", got.status, got.stderr)
+			}
+			rep := string(got.stderr)
+			race := fmt.Sprintf("add_score scores.c:%d ", lines["RACE"])
+			create := fmt.Sprintf("start scores.c:%d ", lines["CREATE"])
+			// an increment is a write at -O0 and a read-write at -O2
+			access := regexp.MustCompile(`  (Write|Read-write) of size 8 at 0x[0-9a-f]+ by thread T2:\n    #0 ` + regexp.QuoteMeta(race) +
+				`[^\n]*\n  Previous (write|read-write) of size 8 by thread T1:\n    #0 ` + regexp.QuoteMeta(race))
+			if !access.MatchString(rep) {
+				t.Errorf("report lacks T2's write against T1's on line %d:\n%s", lines["RACE"], rep)
+			}
+			for _, want := range []string{
+				"WARNING: hgrewrite: data race (pid ",
+				"  Location is global 'score_total' of size 8 at 0x",
+				"  Thread T2 'sorter' created by T0 at:\n    #0 " + create,
+				"  Thread T1 'scorer' created by T0 at:\n    #0 " + create,
+				"    #1 main scores.c:",
+				"qsort (libc.so.6+0x",
+				"SUMMARY: hgrewrite: 1 data race(s) reported in scores.hg\n",
+			} {
+				if !strings.Contains(rep, want) {
+					t.Errorf("report lacks %q:\n%s", want, rep)
+				}
+			}
+		})
+	}
+}
+
+// json_path and sarif_path (with %p) get the same report, parsed back
+// here; a suppressions file makes it go away, with exit status 0; bad
+// suppressions stop the program before it runs.
+func TestReportFilesAndSuppressions(t *testing.T) {
+	hg, lines := scoresProgram(t, "-O2")
+	dir := t.TempDir()
+	opts := "HG_OPTIONS=json_path=" + filepath.Join(dir, "r.%p.json") + ":sarif_path=" + filepath.Join(dir, "r.%p.sarif")
+	got := runProg(t, []string{opts}, hg)
+	if got.status != "exit 66" {
+		t.Fatalf("status %s:\n%s", got.status, got.stderr)
+	}
+	pid := regexp.MustCompile(`data race \(pid (\d+)\)`).FindStringSubmatch(string(got.stderr))
+	if pid == nil {
+		t.Fatalf("no report:\n%s", got.stderr)
+	}
+	checkJSONReport(t, filepath.Join(dir, "r."+pid[1]+".json"), lines["RACE"])
+	checkSARIF(t, filepath.Join(dir, "r."+pid[1]+".sarif"), lines["RACE"])
+
+	for _, c := range []struct {
+		rules  string
+		status string
+	}{
+		{"race:^add_score$\n", "exit 0"},
+		{"# the later stack counts too\nrace:sorter\n", "exit 0"},
+		{"race:score_total\n", "exit 0"},
+		{"thread:scorer\n", "exit 0"},
+		{"race_top:note\nrace:nothing_like_this\n", "exit 66"},
+	} {
+		supp := filepath.Join(dir, "supp.txt")
+		if err := os.WriteFile(supp, []byte(c.rules), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got := runProg(t, []string{"HG_OPTIONS=suppressions=" + supp}, hg)
+		if got.status != c.status || (c.status == "exit 0") == strings.Contains(string(got.stderr), "data race") {
+			t.Errorf("suppressions %q: %s, want %s:\n%s", c.rules, got.status, c.status, got.stderr)
+		}
+	}
+	supp := filepath.Join(dir, "bad.txt")
+	if err := os.WriteFile(supp, []byte("races:add_score\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = runProg(t, []string{"HG_OPTIONS=suppressions=" + supp}, hg)
+	if got.status != "exit 2" || !strings.Contains(string(got.stderr), supp+":1:") || len(got.stdout) != 0 {
+		t.Errorf("bad suppressions: %s, stdout %q, stderr:\n%s", got.status, got.stdout, got.stderr)
+	}
+}
+
+// checkJSONReport reads a json_path file back: one report, of two threads'
+// accesses to score_total, one of them a write, on the race's line.
+func checkJSONReport(t *testing.T, path string, line int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var reps []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		var r map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		reps = append(reps, r)
+	}
+	if len(reps) != 1 {
+		t.Fatalf("%d reports in %s, want 1", len(reps), path)
+	}
+	r := reps[0]
+	loc, _ := r["location"].(map[string]any)
+	acc, _ := r["accesses"].([]any)
+	if r["kind"] != "data race" || loc["name"] != "score_total" || len(acc) != 2 {
+		t.Fatalf("report %v: want a data race on score_total with two accesses", r)
+	}
+	a, b := acc[0].(map[string]any), acc[1].(map[string]any)
+	writes := func(x map[string]any) bool { return x["kind"] == "write" || x["kind"] == "read-write" }
+	if a["thread"] == b["thread"] || !writes(a) && !writes(b) {
+		t.Errorf("accesses %v and %v: want two threads, one write", a, b)
+	}
+	for _, x := range []map[string]any{a, b} {
+		top := x["stack"].([]any)[0].(map[string]any)
+		if top["function"] != "add_score" || top["line"] != float64(line) {
+			t.Errorf("access frame %v: want add_score at line %d", top, line)
+		}
+	}
+}
+
+func checkSARIF(t *testing.T, path string, line int) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log map[string]any
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatal(err)
+	}
+	sarifcheck.Log(t, log)
+	res := log["runs"].([]any)[0].(map[string]any)["results"].([]any)
+	if len(res) != 1 {
+		t.Fatalf("%d SARIF results, want 1", len(res))
+	}
+	pl := res[0].(map[string]any)["locations"].([]any)[0].(map[string]any)["physicalLocation"].(map[string]any)
+	uri := pl["artifactLocation"].(map[string]any)["uri"].(string)
+	if !strings.HasSuffix(uri, "scores.c") || pl["region"].(map[string]any)["startLine"] != float64(line) {
+		t.Errorf("SARIF location %v, want scores.c:%d", pl, line)
+	}
+}
+
+// halt_on_error ends the program at its first report, with the summary.
+func TestHaltOnErrorSummary(t *testing.T) {
+	hg, _ := scoresProgram(t, "-O0")
+	got := runProg(t, []string{"HG_OPTIONS=halt_on_error=1"}, hg)
+	rep := string(got.stderr)
+	if got.status != "exit 66" || !strings.Contains(rep, "data race") ||
+		!strings.HasSuffix(rep, "==================\nSUMMARY: hgrewrite: 1 data race(s) reported in scores.hg\n") {
+		t.Errorf("%s:\n%s", got.status, rep)
+	}
+	if strings.Contains(string(got.stdout), "logged") {
+		t.Errorf("the program went on after the report: %s", got.stdout)
+	}
+}
