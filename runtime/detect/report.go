@@ -31,8 +31,7 @@ func (r *reporter) init(d *Detector, exe string, pid int) {
 		r.pid = os.Getpid()
 	}
 	r.contexts = map[[2]uint32]bool{}
-	r.sym.exe = exe
-	r.sym.host = d.host
+	r.sym.init(exe, d.host, d.bias, r.pid)
 }
 
 func accessWord(flags uint8) string {
