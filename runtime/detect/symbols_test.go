@@ -348,6 +348,28 @@ func TestDebugBuildID(t *testing.T) {
 		filepath.Join(root, ".build-id", h[:2], h[2:]+".debug"))
 }
 
+// funcAddrs are the addresses of exe's function symbols, each once.
+func funcAddrs(t *testing.T, exe string) []uint64 {
+	f, err := elf.Open(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	syms, err := f.Symbols()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	var out []uint64
+	for _, s := range syms {
+		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && !seen[s.Value] {
+			seen[s.Value] = true
+			out = append(out, s.Value)
+		}
+	}
+	return out
+}
+
 func copyFile(t *testing.T, from, to string) {
 	data, err := os.ReadFile(from)
 	if err != nil {
@@ -386,8 +408,11 @@ int main(int argc, char **argv) {
 `
 
 // The inline chains of every address of main in an optimised C++
-// program match binutils' addr2line -i: the same functions (linkage
-// names) at the same files and lines.
+// program match binutils' addr2line -i: the same inlined functions
+// (linkage names) at the same files and lines. And where addr2line
+// finds no line at the first address of another function (one from a
+// file without line table, such as _start), neither do frames, rather
+// than the line before it.
 func TestFramesMatchAddr2line(t *testing.T) {
 	if _, err := exec.LookPath("g++"); err != nil {
 		t.Skip("no g++")
@@ -405,8 +430,17 @@ func TestFramesMatchAddr2line(t *testing.T) {
 		t.Skipf("g++: %v\n%s", err, out)
 	}
 	lo, hi := funcRange(t, exe, "main")
-	args := []string{"-f", "-i", "-a", "-e", exe}
+	var pcs []uint64
 	for pc := lo; pc < hi; pc++ {
+		pcs = append(pcs, pc)
+	}
+	for _, a := range funcAddrs(t, exe) {
+		if a < lo || a >= hi {
+			pcs = append(pcs, a)
+		}
+	}
+	args := []string{"-f", "-i", "-a", "-e", exe}
+	for _, pc := range pcs {
 		args = append(args, fmt.Sprintf("%#x", pc))
 	}
 	out, err := exec.Command("addr2line", args...).Output()
@@ -415,29 +449,40 @@ func TestFramesMatchAddr2line(t *testing.T) {
 	}
 	want := addr2lineChains(string(out))
 	s := &symbolizer{exe: exe, host: &fakeHost{}}
-	inlined := 0
-	for pc := lo; pc < hi; pc++ {
+	inlined, noLine := 0, 0
+	for _, pc := range pcs {
 		var got []string
 		fr := s.frames(pc)
 		for i, f := range fr {
-			name := "main" // the ELF symbol's; addr2line names DWARF's
+			name := "" // the ELF symbol's, where addr2line names DWARF's
 			if i < len(fr)-1 {
 				name = strings.TrimPrefix(f.Func, "demangled:")
 				inlined++
 			}
-			got = append(got, fmt.Sprintf("%s %s:%d", name, filepath.Base(f.File), f.Line))
+			loc := fmt.Sprintf("%s:%d", filepath.Base(f.File), f.Line)
+			if f.Line == 0 {
+				loc = "-"
+			}
+			got = append(got, name+" "+loc)
+		}
+		if pc < lo || pc >= hi {
+			if want[pc][0] != " -" {
+				continue // addr2line has a line; only main is compared whole
+			}
+			noLine++
 		}
 		if strings.Join(got, " | ") != strings.Join(want[pc], " | ") {
 			t.Errorf("%#x: frames %q, addr2line %q", pc, got, want[pc])
 		}
 	}
-	if inlined == 0 {
-		t.Error("no address of main has inlined frames")
+	if inlined == 0 || noLine == 0 {
+		t.Errorf("%d inlined frames, %d addresses without a line: want some of each", inlined, noLine)
 	}
 }
 
 // addr2lineChains parses the output of addr2line -f -i -a: per address,
-// "func file:line" innermost first.
+// "func file:line" (or "func -" without a line) innermost first,
+// without the outermost function's name.
 func addr2lineChains(out string) map[uint64][]string {
 	chains := map[uint64][]string{}
 	var pc uint64
@@ -454,13 +499,45 @@ func addr2lineChains(out string) map[uint64][]string {
 		i++
 		loc, _, _ = strings.Cut(loc, " (discriminator")
 		file, line, _ := strings.Cut(loc, ":")
-		if line == "?" {
-			line = "0"
+		loc = filepath.Base(file) + ":" + line
+		if line == "?" || line == "0" {
+			loc = "-"
 		}
-		if file == "??" {
-			file = "."
-		}
-		chains[pc] = append(chains[pc], fmt.Sprintf("%s %s:%s", fn, filepath.Base(file), line))
+		chains[pc] = append(chains[pc], fn+" "+loc)
+	}
+	for pc, c := range chains { // the outermost function is compared by name elsewhere
+		_, c[len(c)-1], _ = strings.Cut(c[len(c)-1], " ")
+		c[len(c)-1] = " " + c[len(c)-1]
+		chains[pc] = c
 	}
 	return chains
+}
+
+// An address past the end of a sequence has no line, up to the next
+// sequence; of rows at one address the last one counts.
+func TestLineSequenceEnd(t *testing.T) {
+	u := &cuInfo{lines: []lineEntry{
+		{addr: 0x10, file: "a.c", line: 1},
+		{addr: 0x18, file: "a.c", line: 2},
+		{addr: 0x18, file: "a.c", line: 3},
+		{addr: 0x20, file: "a.c", line: 3, end: true},
+		{addr: 0x30, file: "b.c", line: 5},
+		{addr: 0x40, file: "b.c", line: 6, end: true},
+	}}
+	for _, c := range []struct {
+		pc   uint64
+		want srcLoc
+	}{
+		{0x0f, srcLoc{}},
+		{0x10, srcLoc{"a.c", 1, 0}},
+		{0x1f, srcLoc{"a.c", 3, 0}},
+		{0x20, srcLoc{}},
+		{0x2f, srcLoc{}},
+		{0x30, srcLoc{"b.c", 5, 0}},
+		{0x40, srcLoc{}},
+	} {
+		if got := u.line(c.pc); got != c.want {
+			t.Errorf("line(%#x) = %+v, want %+v", c.pc, got, c.want)
+		}
+	}
 }
