@@ -19,8 +19,12 @@
 //     lsd);
 //   - heap blocks (heap.go): allocation sites for reports, and the check of
 //     a free as a write to the block;
-//   - reports (report.go, symbols.go): one per racy pair of code locations,
-//     symbolised from the program's ELF symbols and DWARF line tables.
+//   - reports (report.go): one per racy pair of code locations;
+//   - symbolisation (symbols.go, symfile.go, dwarfinfo.go, procmaps.go):
+//     code addresses of the program and of its shared libraries become
+//     Frames (frame.go), inlined functions included, from each file's ELF
+//     symbols and DWARF or from its separate debug file (build-id,
+//     .gnu_debuglink); data addresses become the program's globals.
 //
 // # Threading rules
 //

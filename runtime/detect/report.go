@@ -34,10 +34,7 @@ func (r *reporter) init(d *Detector, exe string, pid int) {
 		r.pid = os.Getpid()
 	}
 	r.contexts = map[[2]uint32]bool{}
-	r.sym.exe = exe
-	r.sym.host = d.host
-	r.sym.bias = d.bias
-	r.sym.pid = r.pid
+	r.sym.init(exe, d.host, d.bias, r.pid)
 	r.files.init(d.opts.JSONPath, d.opts.SARIFPath, r.pid)
 }
 

@@ -153,15 +153,15 @@ type jsonLockEdge struct {
 	Stack  []jsonFrame `json:"stack"`
 }
 
-func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
+func hexAddr(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
 
 func jsonFrames(frames []Frame) []jsonFrame {
 	out := make([]jsonFrame, 0, len(frames))
 	for _, f := range frames {
-		jf := jsonFrame{PC: hex(f.PC), Function: f.Func, File: f.File, Line: f.Line, Column: f.Column,
+		jf := jsonFrame{PC: hexAddr(f.PC), Function: f.Func, File: f.File, Line: f.Line, Column: f.Column,
 			Module: f.Module, Inlined: f.Inlined}
 		if f.Module != "" {
-			jf.Offset = hex(f.Offset)
+			jf.Offset = hexAddr(f.Offset)
 		}
 		out = append(out, jf)
 	}
@@ -171,7 +171,7 @@ func jsonFrames(frames []Frame) []jsonFrame {
 func jsonLocks(locks []reportLock) []jsonLock {
 	out := make([]jsonLock, 0, len(locks))
 	for _, l := range locks {
-		out = append(out, jsonLock{hex(l.Addr), l.Name})
+		out = append(out, jsonLock{hexAddr(l.Addr), l.Name})
 	}
 	return out
 }
@@ -180,9 +180,9 @@ func jsonReportOf(rep *raceReport) jsonReport {
 	j := jsonReport{Kind: rep.Kind, Pid: rep.Pid, Verdict: rep.Verdict, Locks: jsonLocks(rep.Locks),
 		LaterStack: jsonFrames(rep.Later), Threads: []jsonThread{}}
 	if rep.Kind == kindRace {
-		j.Address = hex(rep.Addr)
+		j.Address = hexAddr(rep.Addr)
 		loc := rep.Location
-		jl := &jsonLocation{Kind: loc.Kind, Address: hex(loc.Addr), Name: loc.Name, Offset: loc.Offset,
+		jl := &jsonLocation{Kind: loc.Kind, Address: hexAddr(loc.Addr), Name: loc.Name, Offset: loc.Offset,
 			Size: loc.Size, Module: loc.Module}
 		if loc.Kind == "heap" {
 			tid := loc.AllocTID
@@ -203,8 +203,8 @@ func jsonReportOf(rep *raceReport) jsonReport {
 		j.Threads = append(j.Threads, jt)
 	}
 	for _, e := range rep.Cycle {
-		j.Cycle = append(j.Cycle, jsonLockEdge{jsonLock{hex(e.From.Addr), e.From.Name},
-			jsonLock{hex(e.To.Addr), e.To.Name}, e.TID, jsonFrames(e.Stack)})
+		j.Cycle = append(j.Cycle, jsonLockEdge{jsonLock{hexAddr(e.From.Addr), e.From.Name},
+			jsonLock{hexAddr(e.To.Addr), e.To.Name}, e.TID, jsonFrames(e.Stack)})
 	}
 	return j
 }
@@ -465,5 +465,5 @@ func (l reportLocation) name() string {
 	case "heap":
 		return fmt.Sprintf("heap block of size %d at offset %d", l.Size, l.Offset)
 	}
-	return hex(l.Addr)
+	return hexAddr(l.Addr)
 }

@@ -52,7 +52,7 @@ func TestJSONReports(t *testing.T) {
 		t.Fatalf("%d reports in %s, want 1", len(reps), path)
 	}
 	r := reps[0]
-	if r.Kind != "data race" || r.Pid != os.Getpid() || r.Address != hex(syms["counter"]+8) {
+	if r.Kind != "data race" || r.Pid != os.Getpid() || r.Address != hexAddr(syms["counter"]+8) {
 		t.Errorf("report %+v: want a data race at counter+8 in this process", r)
 	}
 	if len(r.Accesses) != 2 || r.Accesses[0].Thread == r.Accesses[1].Thread ||
@@ -60,7 +60,7 @@ func TestJSONReports(t *testing.T) {
 		t.Fatalf("accesses %+v: want two, of two threads, one a write", r.Accesses)
 	}
 	top := r.Accesses[1].Stack[0]
-	if top.Function != "bump" || filepath.Base(top.File) != "prog.c" || top.Line != 4 || top.PC != hex(syms["bump"]) {
+	if top.Function != "bump" || filepath.Base(top.File) != "prog.c" || top.Line != 4 || top.PC != hexAddr(syms["bump"]) {
 		t.Errorf("previous access's frame %+v, want bump at prog.c:4", top)
 	}
 	if r.Location == nil || r.Location.Kind != "global" || r.Location.Name != "counter" || r.Location.Offset != 8 {

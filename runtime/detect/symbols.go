@@ -1,8 +1,6 @@
 package detect
 
 import (
-	"debug/dwarf"
-	"debug/elf"
 	"fmt"
 	"path/filepath"
 	"sort"
@@ -10,20 +8,25 @@ import (
 	"sync"
 )
 
-// symbolizer names code and data addresses of the main program from its own
-// file (/proc/self/exe): ELF symbols for functions and globals, DWARF line
-// tables for file:line when the binary has them. It is loaded on the first
-// report only.
+// symbolizer names code and data addresses of the main program and of the
+// shared libraries of the process the reports are about: ELF symbols for
+// functions and globals, DWARF for inlined functions and file:line, from
+// each file or from its separate debug file (symfile.go). Nothing is read
+// before the first report; each file is read once, its DWARF indexed as
+// look-ups need it (dwarfinfo.go). Its methods may be called from any
+// thread: one lock guards the caches.
 type symbolizer struct {
-	exe   string // the program file, "" for /proc/self/exe
-	bias  uint64 // the program's load bias: a link-time address plus bias is its run-time address
-	pid   int    // the process whose libraries frames are looked up in
-	host  Host   // demangles C++ names
-	once  sync.Once
-	name  string
-	funcs []sym // sorted by addr
-	objs  []sym // sorted by addr
-	lines []lineEntry
+	exe       string // the program file, "" for /proc/self/exe
+	host      Host   // demangles C++ names
+	bias      uint64 // the main program's load bias: run-time minus link-time address
+	pid       int    // the process whose libraries are named (/proc/<pid>/maps); 0 is this one
+	debugRoot string // where separate debug files are installed, "" for /usr/lib/debug
+
+	mu   sync.Mutex
+	prog *module // the main program, nil until loaded
+	name string  // its base name, for reports
+	maps []mapping
+	libs map[string]*module // by path
 
 	demangleMu sync.Mutex
 	demangled  map[string]string
@@ -34,84 +37,81 @@ type sym struct {
 	addr, size uint64
 }
 
-type lineEntry struct {
-	addr uint64
-	file string
-	line int
+// init sets up the symbolizer of a detector: the program file (exe, ""
+// for /proc/self/exe), its load bias and the pid of the process reported
+// on (0 for this one).
+func (s *symbolizer) init(exe string, host Host, bias uint64, pid int) {
+	s.exe, s.host, s.bias, s.pid = exe, host, bias, pid
 }
 
-func (s *symbolizer) load() {
-	s.once.Do(func() {
+// load reads the main program's file on first use; the caller holds s.mu.
+func (s *symbolizer) load() *module {
+	if s.prog == nil {
 		exe := s.exe
 		if exe == "" {
 			exe = "/proc/self/exe"
 		}
+		s.prog = openModule(exe, s.debugRoot)
 		s.name = "program"
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			s.name = filepath.Base(p)
 		}
-		f, err := elf.Open(exe)
-		if err != nil {
-			return
-		}
-		defer f.Close()
-		s.readSymbols(f)
-		if d, err := f.DWARF(); err == nil {
-			s.lines = readLines(d)
-		}
-	})
-}
-
-// readSymbols sorts the file's functions and data objects by address.
-func (s *symbolizer) readSymbols(f *elf.File) {
-	syms, _ := f.Symbols()
-	dyn, _ := f.DynamicSymbols()
-	for _, e := range append(syms, dyn...) {
-		if e.Value == 0 || e.Name == "" || e.Section == elf.SHN_UNDEF {
-			continue
-		}
-		switch elf.ST_TYPE(e.Info) {
-		case elf.STT_FUNC, elf.STT_GNU_IFUNC:
-			s.funcs = append(s.funcs, sym{e.Name, e.Value, e.Size})
-		case elf.STT_OBJECT, elf.STT_TLS:
-			s.objs = append(s.objs, sym{e.Name, e.Value, e.Size})
-		}
 	}
-	sortSyms(s.funcs)
-	sortSyms(s.objs)
+	return s.prog
 }
 
-func sortSyms(v []sym) {
-	sort.Slice(v, func(i, j int) bool { return v[i].addr < v[j].addr })
+// module is the main program's file name, as reports name it.
+func (s *symbolizer) module() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.load()
+	return s.name
 }
 
-func readLines(d *dwarf.Data) []lineEntry {
-	var out []lineEntry
-	r := d.Reader()
-	for {
-		cu, err := r.Next()
-		if err != nil || cu == nil {
-			break
-		}
-		if cu.Tag != dwarf.TagCompileUnit {
-			r.SkipChildren()
-			continue
-		}
-		lr, err := d.LineReader(cu)
-		if err != nil || lr == nil {
-			r.SkipChildren()
-			continue
-		}
-		var e dwarf.LineEntry
-		for lr.Next(&e) == nil {
-			if e.File != nil && !e.EndSequence {
-				out = append(out, lineEntry{e.Address, e.File.Name, e.Line})
-			}
-		}
-		r.SkipChildren()
+// frames describes the main program's code at a link-time address: the
+// functions inlined there, innermost first (Inlined set), then the
+// function they are inlined into. An inlined frame's File and Line are
+// where its code is; every other frame's are the call site of the frame
+// before it. PC is the run-time address (linkPC plus the program's load
+// bias), Module the program's file name, Offset linkPC. An address with
+// no symbol and no debug information still gives one frame.
+func (s *symbolizer) frames(linkPC uint64) []Frame {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.load()
+	return s.moduleFrames(m, s.name, linkPC, linkPC+s.bias)
+}
+
+// moduleFrames symbolises link-time address link of module m (reported
+// as name), whose run-time address is pc. The caller holds s.mu.
+func (s *symbolizer) moduleFrames(m *module, name string, link, pc uint64) []Frame {
+	base := Frame{PC: pc, Module: name, Offset: link}
+	var chain []*scope
+	var u *cuInfo
+	if m.dw != nil {
+		chain, u = m.dw.chain(link)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].addr < out[j].addr })
-	return out
+	var loc srcLoc
+	if u != nil {
+		loc = u.line(link)
+	}
+	out := make([]Frame, 0, len(chain)+1)
+	for i := len(chain) - 1; i > 0; i-- { // the inlined scopes, innermost first
+		f := base
+		f.Func = s.demangle(m.dw.dieName(chain[i].die))
+		f.File, f.Line, f.Column = loc.file, loc.line, loc.column
+		f.Inlined = true
+		out = append(out, f)
+		loc = u.callSite(chain[i])
+	}
+	f := base
+	f.File, f.Line, f.Column = loc.file, loc.line, loc.column
+	if fn, ok := lookup(m.funcs, link); ok {
+		f.Func = s.demangle(fn.name)
+	} else if len(chain) > 0 {
+		f.Func = s.demangle(m.dw.dieName(chain[0].die))
+	}
+	return append(out, f)
 }
 
 // lookup finds the symbol containing addr; a sized symbol wins over a
@@ -132,27 +132,34 @@ func lookup(v []sym, addr uint64) (sym, bool) {
 	return label, found
 }
 
-// code describes a link-time code address: "func file:line (prog+0xoff)".
+// code describes a link-time code address of the main program in one
+// line: "func+0xoff file:line (prog+0xpc)", with the function the code
+// belongs to (not one inlined into it) and the line in it, which for
+// inlined code is the call site.
 func (s *symbolizer) code(pc uint64) string {
-	s.load()
+	fr := s.frames(pc)
+	f := fr[len(fr)-1]
 	out := fmt.Sprintf("%#x", pc)
-	if f, ok := lookup(s.funcs, pc); ok {
-		out = s.demangle(f.name)
-		if pc != f.addr {
-			out += fmt.Sprintf("+%#x", pc-f.addr)
+	if f.Func != "" {
+		out = f.Func
+		s.mu.Lock()
+		fn, ok := lookup(s.prog.funcs, pc)
+		s.mu.Unlock()
+		if ok && pc != fn.addr {
+			out += fmt.Sprintf("+%#x", pc-fn.addr)
 		}
 	}
-	i := sort.Search(len(s.lines), func(i int) bool { return s.lines[i].addr > pc }) - 1
-	if i >= 0 {
-		out += fmt.Sprintf(" %s:%d", filepath.Base(s.lines[i].file), s.lines[i].line)
+	if f.Line != 0 {
+		out += fmt.Sprintf(" %s:%d", filepath.Base(f.File), f.Line)
 	}
-	return fmt.Sprintf("%s (%s+%#x)", out, s.name, pc)
+	return fmt.Sprintf("%s (%s+%#x)", out, f.Module, pc)
 }
 
 // global names the global variable containing a link-time data address.
 func (s *symbolizer) global(addr uint64) (name string, off, size uint64, ok bool) {
-	s.load()
-	g, ok := lookup(s.objs, addr)
+	s.mu.Lock()
+	g, ok := lookup(s.load().objs, addr)
+	s.mu.Unlock()
 	if !ok {
 		return "", 0, 0, false
 	}
