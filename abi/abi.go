@@ -26,6 +26,24 @@ const (
 	HdrFlagPIE       = 1
 )
 
+// A trampoline steps over the red zone below the program's stack pointer
+// and saves flags, rdi and rsi (not the flags where the code overwrites
+// them first) before it calls the access slot; the batch slot gets its
+// pairs below those. So at the call the program's rsp is at most
+// TrampolineSaved bytes above the trampoline's (and at least
+// TrampolineSaved-8): the runtime uses that to find which frame of a
+// later call stack an access was made in (reports).
+const (
+	TrampolineRedZone = 128
+	TrampolineSaved   = TrampolineRedZone + 24
+)
+
+// EventLenSP marks the len word of a plain access event (one that is no
+// range) that carries the program's stack pointer at the access, as the
+// fast path estimated it (at most 8 bytes above): len is then
+// EventLenSP | sp, and the access's length is its info size.
+const EventLenSP = 1 << 63
+
 // The info word: the instruction's link-time address in the low 32 bits,
 // the access size in bytes in bits 32-47, the flags in bits 48-63.
 const (

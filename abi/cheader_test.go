@@ -46,6 +46,8 @@ func defines() [][]define {
 		num("HG_HDR_OFF_SLOT_RANGE", abi.HdrOffSlotRange, ""),
 		num("HG_HDR_OFF_SLOT_BATCH", abi.HdrOffSlotBatch, ""),
 		num("HG_FLAG_PIE", abi.HdrFlagPIE, ""),
+		num("HG_TRAMPOLINE_SAVED", abi.TrampolineSaved, "bytes a trampoline's rsp is below the program's at its call, at most"),
+		define{"HG_EVENT_LEN_SP", "(1ull << 63)", "a plain access event's len: the program's rsp at the access"},
 	}
 	info := []define{
 		num("HG_INFO_SIZE_SHIFT", abi.InfoSizeShift, "the info word: pc (low 32) | size << 32 | flags << 48"),

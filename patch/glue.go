@@ -7,11 +7,13 @@ import (
 
 	"github.com/twitchyliquid64/golang-asm/obj"
 	"github.com/twitchyliquid64/golang-asm/obj/x86"
+
+	"hgrewrite/abi"
 )
 
 // redZone is the part of the stack below rsp that leaf functions may use
 // without moving rsp; trampolines step over it before pushing anything.
-const redZone = 128
+const redZone = abi.TrampolineRedZone
 
 // snippet is a piece of assembled glue with the offsets of the fields the
 // patcher fills in per use (a rel32, disp32 or imm64).

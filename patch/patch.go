@@ -472,7 +472,7 @@ func (b *builder) stringGlue(buf []byte, in *disasm.Inst) ([]byte, error) {
 
 // savedBytes is how far rsp has moved when the glue computes an address:
 // the red zone plus flags, rdi and rsi.
-const savedBytes = redZone + 24
+const savedBytes = abi.TrampolineSaved
 
 // lea assembles `lea <operand>, %rdi` for a non-RIP operand; saved is how
 // far the glue has moved rsp.

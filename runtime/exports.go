@@ -100,10 +100,12 @@ func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_
 }
 
 // hgGoStack prints t's pending reports with the call stack the C side
-// captured (return addresses, innermost first).
+// captured: n (return address, stack pointer) pairs, innermost first.
 //
 //export hgGoStack
-func hgGoStack(tid int32, pcs *C.uint64_t, n C.int) { det.Stack(tid, goStack(pcs, n)) }
+func hgGoStack(tid int32, frames *C.uint64_t, n C.int) {
+	det.Stack(tid, detect.StackOfPairs(goStack(frames, 2*n)))
+}
 
 // hgGoThreadCreate registers a thread parent creates; stack is the
 // creator's call stack in the pthread_create wrapper (run-time return

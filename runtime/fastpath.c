@@ -712,6 +712,9 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
+	if (t->access_sp && !len && !(HG_INFO_FLAGS(info) & (HG_ATOMIC | HG_HOOK | HG_SPIN)))
+		e->len = HG_EVENT_LEN_SP | t->access_sp; /* for the report's stack (events.go) */
+	t->access_sp = 0;
 	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
 	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC) ||
@@ -895,18 +898,25 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
  * entry points touch costs a push and a pop per call; GCC saves them all
  * because of the call to hg_access_any, which is why a batch of accesses
  * shares one call.) */
-__attribute__((target("general-regs-only"), always_inline)) static inline void hg_access_one(uint64_t addr, uint64_t info)
+__attribute__((target("general-regs-only"), always_inline)) static inline void hg_access_one(uint64_t addr, uint64_t info,
+													 uint64_t sp)
 {
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t != NULL && hg_unchanged(t, addr, info), 1)) {
 		t->accesses++;
 		return;
 	}
-	hg_access_any(addr, info);
+	hg_access_any(addr, info, sp);
 }
 
-/* hg_access is the trampolines' entry point for one access. */
-HG_FAST void hg_access(uint64_t addr, uint64_t info) { hg_access_one(addr, info); }
+/* hg_access is the trampolines' entry point for one access. The
+ * program's stack pointer at the access is where the trampoline's was
+ * before its call (the CFA here) plus what it saved
+ * (HG_TRAMPOLINE_SAVED, at most). */
+HG_FAST void hg_access(uint64_t addr, uint64_t info)
+{
+	hg_access_one(addr, info, (uint64_t)(uintptr_t)__builtin_dwarf_cfa() + HG_TRAMPOLINE_SAVED);
+}
 
 /* hg_access_batch is the trampolines' entry point for a group of
  * accesses of one basic block (patch, elide.Batches): pairs holds n
@@ -915,13 +925,16 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info) { hg_access_one(addr, info)
  * synchronise in between, nor change their addresses' registers. */
 HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n)
 {
+	/* the pairs sit right below what the trampoline saved */
+	uint64_t sp = (uint64_t)(uintptr_t)pairs + 16 * n + HG_TRAMPOLINE_SAVED;
 	for (uint64_t i = 0; i < n; i++)
-		hg_access_one(pairs[2 * i], pairs[2 * i + 1]);
+		hg_access_one(pairs[2 * i], pairs[2 * i + 1], sp);
 }
 
 /* hg_access_any is hg_access for any access: the fast path's other
- * cases (hg_handled), then the Go side (hg_access_slow). */
-HG_SLOW void hg_access_any(uint64_t addr, uint64_t info)
+ * cases (hg_handled), then the Go side (hg_access_slow); sp is the
+ * program's stack pointer at the access (hg_access). */
+HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
 {
 	struct hg_thread *t = hg_self;
 	uint32_t flags = HG_INFO_FLAGS(info);
@@ -934,6 +947,7 @@ HG_SLOW void hg_access_any(uint64_t addr, uint64_t info)
 			hg_record(t, addr, flags);
 		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags, info))
 			return;
+		t->access_sp = sp; /* the event carries it (hg_push) */
 		hg_access_slow(addr, info, 1);
 		return;
 	}

@@ -16,6 +16,10 @@
 #define HG_HDR_OFF_SLOT_RANGE 40
 #define HG_HDR_OFF_SLOT_BATCH 48
 #define HG_FLAG_PIE 1
+/* bytes a trampoline's rsp is below the program's at its call, at most */
+#define HG_TRAMPOLINE_SAVED 152
+/* a plain access event's len: the program's rsp at the access */
+#define HG_EVENT_LEN_SP (1ull << 63)
 
 /* the info word: pc (low 32) | size << 32 | flags << 48 */
 #define HG_INFO_SIZE_SHIFT 32

@@ -126,6 +126,7 @@ struct hg_thread {
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
+	uint64_t access_sp;   /* the program's rsp at the access about to go to the Go side, 0 if unknown (fastpath.c) */
 	uint64_t region_mutex; /* the mutex whose lock began the current region */
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
 	uint8_t signalled;     /* a signal of the region waits in the buffer for its mutex's release (wrappers.c) */
@@ -383,7 +384,7 @@ void hg_runtime_span(uint64_t *lo, uint64_t *hi); /* this library */
  * Go side in this process (the hgGo function of the same name), or, in a
  * forked child, to the child's detector process. */
 int hg_d_flush(int32_t tid, struct hg_event *ev, uint32_t n, struct hg_thread *t);
-void hg_d_stack(int32_t tid, uint64_t *pcs, int n);
+void hg_d_stack(int32_t tid, uint64_t *frames, int n); /* n (return address, stack pointer) pairs */
 int32_t hg_d_thread_create(int32_t parent, uint64_t *stack, int n); /* the creator's stack, innermost first */
 void hg_d_thread_name(int32_t tid, uint64_t handle, const char *name); /* tid < 0: the thread whose pthread_t is handle */
 void hg_d_thread_handle(int32_t tid, uint64_t handle);

@@ -145,7 +145,7 @@ void hg_d_stack(int32_t tid, uint64_t *pcs, int n)
 	if (!hg_remote)
 		hgGoStack(tid, pcs, n);
 	else
-		hg_rpc(HG_OP_STACK, tid, 0, 0, 0, pcs, (uint32_t)n * sizeof *pcs, NULL, 0);
+		hg_rpc(HG_OP_STACK, tid, 0, 0, 0, pcs, 2 * (uint32_t)n * sizeof *pcs, NULL, 0);
 }
 
 int32_t hg_d_thread_create(int32_t parent, uint64_t *stack, int n)

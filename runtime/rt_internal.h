@@ -37,7 +37,7 @@
 /* fastpath.c: the entry points, stored in the header's slots by start.c. */
 HG_FAST void hg_access(uint64_t addr, uint64_t info);
 HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n);
-HG_SLOW void hg_access_any(uint64_t addr, uint64_t info);
+HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp);
 HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count);
 
 /* threads.c: the calling thread's record, NULL until hg_register made it.

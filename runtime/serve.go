@@ -83,7 +83,7 @@ func (s *server) call(req *C.struct_hg_req, p1, p2 []byte, memfd int) int64 {
 		}
 		return int64(d.Flush(tid, ev, rec))
 	case C.HG_OP_STACK:
-		d.Stack(tid, words(p1))
+		d.Stack(tid, detect.StackOfPairs(words(p1)))
 	case C.HG_OP_THREAD_CREATE:
 		return int64(d.ThreadCreate(tid, words(p1)))
 	case C.HG_OP_THREAD_NAME:

@@ -12,6 +12,7 @@
 
 #include <cpuid.h>
 #include <execinfo.h>
+#include <unwind.h>
 #include <stdatomic.h>
 #include <pthread.h>
 #include <sched.h>
@@ -265,14 +266,39 @@ int hg_backtrace(uint64_t *ras)
 	return k;
 }
 
+struct hg_unwind {
+	uint64_t *frames;
+	int n;
+};
+
+static _Unwind_Reason_Code hg_unwind_frame(struct _Unwind_Context *ctx, void *arg)
+{
+	struct hg_unwind *u = arg;
+	if (u->n >= HG_STACK_FRAMES)
+		return _URC_END_OF_STACK;
+	uint64_t ip = _Unwind_GetIP(ctx);
+	if (ip == 0)
+		return _URC_END_OF_STACK;
+	u->frames[2 * u->n] = ip;
+	u->frames[2 * u->n + 1] = _Unwind_GetCFA(ctx); /* the frame called from here: this frame's stack pointer */
+	u->n++;
+	return _URC_NO_REASON;
+}
+
 /* hg_stack_now gives the Go side the call stack for the thread's pending
- * reports. */
+ * reports: (return address, stack pointer) pairs, innermost first. In the
+ * backtrace callback the context's CFA is still that of the frame called
+ * from the one reported, which is the reported frame's stack pointer at
+ * its call. The stack pointers let the Go side find the frame an access
+ * was made in, from the stack pointer the access's event carries
+ * (runtime/detect/reportstack.go). */
 static void hg_stack_now(struct hg_thread *t)
 {
-	uint64_t ras[HG_STACK_FRAMES];
-	int k = hg_backtrace(ras);
+	uint64_t frames[2 * HG_STACK_FRAMES];
+	struct hg_unwind u = {frames, 0};
+	_Unwind_Backtrace(hg_unwind_frame, &u);
 	t->want_stack = 0;
-	hg_d_stack(t->tid, ras, k);
+	hg_d_stack(t->tid, frames, u.n);
 }
 
 /* hg_sig_access keeps an access made inside one of t's signal handlers

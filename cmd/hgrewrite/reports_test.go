@@ -66,11 +66,19 @@ func TestReportText(t *testing.T) {
 			create := fmt.Sprintf("start scores.c:%d ", lines["CREATE"])
 			// an increment is a write at -O0 and a read-write at -O2
 			access := regexp.MustCompile(`  (Write|Read-write) of size 8 at 0x[0-9a-f]+ by thread T2:\n    #0 ` + regexp.QuoteMeta(race) +
-				`[^\n]*\n  Previous (write|read-write) of size 8 by thread T1:\n    #0 ` + regexp.QuoteMeta(race))
+				`[^\n]*\n(    #\d+ [^\n]*\n)*  Previous (write|read-write) of size 8 by thread T1:\n    #0 ` + regexp.QuoteMeta(race))
 			// libc's qsort is named from its symbols (qsort or qsort_r,
 			// by glibc version), with its debug file's lines if installed
 			if !regexp.MustCompile(`    #\d+ qsort\w* [^\n]*\(libc\.so\.6\+0x[0-9a-f]+\)\n    #\d+ sorter scores\.c:`).MatchString(rep) {
 				t.Errorf("report lacks the frame of libc's qsort below sorter:\n%s", rep)
+			}
+			// At -O0 add_score is still running at the next interposed
+			// call (note's lock), so its callers are the access's; at -O2
+			// it tail-calls note and its frame is gone: the later stack
+			// is shown as such.
+			callers := regexp.MustCompile(`by thread T2:\n    #0 ` + regexp.QuoteMeta(race) + `[^\n]*\n    #1 by_value scores\.c:\d+ [^\n]*\n(    #\d+ [^\n]*\n)*    #\d+ sorter scores\.c:\d+ `)
+			if opt == "-O0" && (!callers.MatchString(rep) || strings.Contains(rep, "Stack of T2 at its next")) {
+				t.Errorf("the current access's stack lacks its callers (by_value ... sorter):\n%s", rep)
 			}
 			if !access.MatchString(rep) {
 				t.Errorf("report lacks T2's write against T1's on line %d:\n%s", lines["RACE"], rep)

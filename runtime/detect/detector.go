@@ -68,6 +68,7 @@ type thread struct {
 	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
 	pending     []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu
 	npending    atomic.Int32   // len(pending), read without the lock at every flush (pendingCount)
+	accessSP    uint64         // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
 	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
 	tsetGen     uint32         // the threadsets' generation when the flush began (Region.KnowMember)
 }
@@ -198,7 +199,7 @@ func (d *Detector) Finish() int {
 	threads := append([]*thread(nil), d.threads...)
 	d.mu.Unlock()
 	for _, t := range threads {
-		d.rep.emit(t, nil) // reports still waiting for a stack
+		d.rep.emit(t, CallStack{}) // reports still waiting for a stack
 	}
 	return d.rep.summary()
 }

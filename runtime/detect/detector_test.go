@@ -30,7 +30,7 @@ func TestUnorderedWritesRace(t *testing.T) {
 	if n := b.flush(t2, wr(x, 4, 0x2002)); n != 1 {
 		t.Fatalf("%d reports pending, want 1", n)
 	}
-	b.d.Stack(t2, []uint64{runtimeCode + 8, 0x2040, 0x2100})
+	b.d.Stack(t2, CallStack{RA: []uint64{runtimeCode + 8, 0x2040, 0x2100}})
 	races, out := b.finish()
 	wantReports(t, races, out, 1,
 		"WARNING: hgrewrite: data race",

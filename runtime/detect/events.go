@@ -35,10 +35,11 @@ func (d *Detector) event(t *thread, e Event, rest []Event) {
 	case flags&abi.Atomic != 0:
 		d.atomicEvent(t, e.Addr, uint64(size), flags)
 	default:
-		n := uint64(size)
-		if e.Len != 0 {
-			n = e.Len
+		n, sp := eventSP(e.Len)
+		if n == 0 {
+			n = uint64(size)
 		}
+		t.accessSP = sp
 		if flags&abi.Read != 0 && t.cond.recording {
 			d.handoffRead(t, e.Addr)
 		}
@@ -71,9 +72,9 @@ func writtenNext(rest []Event, addr, n uint64) bool {
 		if flags&^(abi.Read|abi.Write) != 0 {
 			return false // a synchronisation, heap, hook or atomic event
 		}
-		m := uint64(size)
-		if rest[i].Len != 0 {
-			m = rest[i].Len
+		m, _ := eventSP(rest[i].Len)
+		if m == 0 {
+			m = uint64(size)
 		}
 		if flags&abi.Write != 0 && rest[i].Addr <= addr && addr+n <= rest[i].Addr+m {
 			return true

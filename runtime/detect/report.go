@@ -78,7 +78,7 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	if !r.newContext(pc, ppc) {
 		return
 	}
-	rep := &raceReport{Kind: kindRace, Pid: r.pid, Addr: addr, Verdict: r.verdict(t, cell)}
+	rep := &raceReport{Kind: kindRace, Pid: r.pid, Addr: addr, Verdict: r.verdict(t, cell), pc: pc, sp: t.accessSP}
 	rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(flags), Size: size, TID: t.tid,
 		Stack: r.sym.frames(uint64(pc))})
 	if prev != 0 {
@@ -172,21 +172,23 @@ func (r *reporter) pendingCount(t *thread) int {
 	return int(t.npending.Load())
 }
 
-// Stack prints thread tid's pending reports with its call stack: the
-// return addresses the C side captured at the thread's first interposed
-// call after Flush or Free returned a pending count, innermost first.
-func (d *Detector) Stack(tid int32, stack []uint64) {
+// Stack prints thread tid's pending reports with its call stack, as the
+// C side captured it at the thread's first interposed call after Flush or
+// Free returned a pending count.
+func (d *Detector) Stack(tid int32, stack CallStack) {
 	if t := d.thread(tid); t != nil {
 		d.rep.emit(t, stack)
 	}
 }
 
-// emit prints t's pending reports. stack holds the return addresses of the
-// thread's call stack at its first interposed call after the accesses
-// were checked (nil at exit). Reports found when the buffer filled up
-// inside instrumented code wait for that call: trampolines have no unwind
-// information.
-func (r *reporter) emit(t *thread, stack []uint64) {
+// emit prints t's pending reports. stack is the thread's call stack at
+// its first interposed call after the accesses were checked (empty at
+// exit). Reports found when the buffer filled up inside instrumented code
+// wait for that call: trampolines have no unwind information. Where the
+// function that made the access is still on that stack, its callers are
+// the access's (accessCallers); otherwise the report shows the later
+// stack as what it is.
+func (r *reporter) emit(t *thread, stack CallStack) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	pending := t.pending
@@ -195,9 +197,13 @@ func (r *reporter) emit(t *thread, stack []uint64) {
 	if len(pending) == 0 {
 		return
 	}
-	later := r.stackFrames(stack)
+	later := r.stackFrames(stack.RA)
 	for _, rep := range pending {
-		rep.Later = later
+		if i := r.accessCallers(stack, rep.sp, rep.pc); i >= 0 && len(rep.Accesses) > 0 {
+			rep.Accesses[0].Stack = append(rep.Accesses[0].Stack, r.stackFrames(stack.RA[i:])...)
+		} else {
+			rep.Later = later
+		}
 		r.publish(rep)
 	}
 }

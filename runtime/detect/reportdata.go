@@ -26,6 +26,11 @@ type raceReport struct {
 	Verdict  string         // which state machine found it, in which state
 	Later    []Frame        // the current thread's stack at its next interposed call, nil when unknown
 	Cycle    []reportEdge   // a lock-order inversion's edges, in the cycle's order
+
+	// the current access's code location and stack pointer, to find its
+	// callers on the stack captured later (reportstack.go)
+	pc uint32
+	sp uint64
 }
 
 // reportEdge is an edge of the lock-order graph: thread TID took To while

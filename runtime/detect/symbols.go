@@ -82,6 +82,15 @@ func (s *symbolizer) frames(linkPC uint64) []Frame {
 	return s.moduleFrames(m, s.name, linkPC, linkPC+s.bias)
 }
 
+// function is the start of the main program's function (by its ELF
+// symbol) that holds link-time address pc.
+func (s *symbolizer) function(pc uint64) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fn, ok := lookup(s.load().funcs, pc)
+	return fn.addr, ok && fn.size > 0
+}
+
 // moduleFrames symbolises link-time address link of module m (reported
 // as name), whose run-time address is pc. The caller holds s.mu.
 func (s *symbolizer) moduleFrames(m *module, name string, link, pc uint64) []Frame {
