@@ -142,6 +142,7 @@ func (r *reporter) pendingCount(t *thread) int {
 // call after Flush or Free returned a pending count, innermost first.
 func (d *Detector) Stack(tid int32, stack []uint64) {
 	if t := d.thread(tid); t != nil {
+		d.lockOrderStack(t, stack)
 		d.rep.emit(t, stack)
 	}
 }

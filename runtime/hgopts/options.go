@@ -24,14 +24,16 @@ type Options struct {
 	LSD         string // condition variables (ch. 6): "no" (plain wait semantics), "yes" (wait loops, one segment per cv), "wr" (default: wait loops and write/read relations)
 	Spin        bool   // spinning-read loops (ch. 7) synchronise (default); false: their loads and writes are plain accesses
 	Handoff     bool   // lock hand-offs (default): a lock-protected region that reads what an earlier region of another thread wrote happens after that region; false: locks give locksets only
+	Deadlocks   bool   // lock-order inversions (potential deadlocks) are reported (default); false: the lock-order graph is not kept
 }
 
 // Defaults are the settings when HG_OPTIONS is empty.
 func Defaults() Options {
-	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true}
+	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true,
+		Deadlocks: true}
 }
 
-var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin, handoff"
+var keys = "msm, exitcode, log_path, halt_on_error, verbosity, stats, lib, max_reports, detect, lsd, spin, handoff, detect_deadlocks"
 
 // Parse parses an HG_OPTIONS value.
 func Parse(s string) (Options, error) {
@@ -77,6 +79,8 @@ func Parse(s string) (Options, error) {
 			o.Spin, err = parseBool(val)
 		case "handoff":
 			o.Handoff, err = parseBool(val)
+		case "detect_deadlocks":
+			o.Deadlocks, err = parseBool(val)
 		default:
 			return o, fmt.Errorf("unknown option %q (known: %s)", key, keys)
 		}
