@@ -20,7 +20,9 @@
 //   - heap blocks (heap.go): allocation sites for reports, and the check of
 //     a free as a write to the block;
 //   - reports (report.go, symbols.go): one per racy pair of code locations,
-//     symbolised from the program's ELF symbols and DWARF line tables.
+//     symbolised from the program's ELF symbols and DWARF line tables;
+//   - lock-order inversions (lockorder.go, lockorder_report.go): the graph
+//     of the order in which threads take locks, and a report per cycle.
 //
 // # Threading rules
 //
