@@ -57,15 +57,15 @@ func threadOf(t *thread) lockThread {
 type lockPair struct{ from, to uint64 }
 
 // lockGraph is the process's lock-order graph. Edges are added rarely
-// (once per new pair), but every heap release asks whether it held a
-// mutex of the graph: nodes is read under the read lock, and count
-// without any.
+// (once per new pair), but every heap release asks whether its block held
+// a mutex of the graph: the sorted list of the mutexes with an edge is
+// published whole (copied on change), so that the question takes no
+// lock that all threads would contend for.
 type lockGraph struct {
-	mu       sync.RWMutex
+	mu       sync.Mutex
 	out      map[uint64]map[uint64]*lockEdge // from -> to -> edge
 	in       map[uint64]map[uint64]bool      // to -> from: the edges into each mutex
-	nodes    []uint64                        // the mutexes with an edge, sorted (forgetRange)
-	count    atomic.Int32                    // len(nodes)
+	nodes    atomic.Pointer[[]uint64]        // the mutexes with an edge, sorted; never changed once published
 	reported map[string]bool                 // the cycles reported, by cycleKey
 	cycles   int                             // len(reported)
 }
@@ -161,12 +161,20 @@ func cycleKey(cycle []lockEdge) string {
 	return b.String()
 }
 
+// mutexes is the sorted list of the mutexes with an edge (nil: none).
+func (g *lockGraph) mutexes() []uint64 {
+	if p := g.nodes.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
 // addNode notes that m has an edge. The caller holds g.mu.
 func (g *lockGraph) addNode(m uint64) {
-	i, found := slices.BinarySearch(g.nodes, m)
-	if !found {
-		g.nodes = slices.Insert(g.nodes, i, m)
-		g.count.Store(int32(len(g.nodes)))
+	nodes := g.mutexes()
+	if i, found := slices.BinarySearch(nodes, m); !found {
+		nodes = slices.Insert(slices.Clone(nodes), i, m)
+		g.nodes.Store(&nodes)
 	}
 }
 
@@ -178,9 +186,10 @@ func (g *lockGraph) dropNode(m uint64) {
 	}
 	delete(g.out, m)
 	delete(g.in, m)
-	if i, found := slices.BinarySearch(g.nodes, m); found {
-		g.nodes = slices.Delete(g.nodes, i, i+1)
-		g.count.Store(int32(len(g.nodes)))
+	nodes := g.mutexes()
+	if i, found := slices.BinarySearch(nodes, m); found {
+		nodes = slices.Delete(slices.Clone(nodes), i, i+1)
+		g.nodes.Store(&nodes)
 	}
 }
 
@@ -194,15 +203,16 @@ func (g *lockGraph) forget(m uint64) bool {
 // forgetRange drops the edges of every mutex in [addr, addr+size) and
 // reports whether there were any.
 func (g *lockGraph) forgetRange(addr, size uint64) bool {
-	if g.count.Load() == 0 || !g.holds(addr, size) {
+	if !g.holds(addr, size) {
 		return false
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	i, _ := slices.BinarySearch(g.nodes, addr)
+	nodes := g.mutexes()
+	i, _ := slices.BinarySearch(nodes, addr)
 	var gone []uint64
-	for ; i < len(g.nodes) && g.nodes[i]-addr < size; i++ {
-		gone = append(gone, g.nodes[i])
+	for ; i < len(nodes) && nodes[i]-addr < size; i++ {
+		gone = append(gone, nodes[i])
 	}
 	var ends []uint64 // the other ends of the edges dropped
 	for _, m := range gone {
@@ -226,16 +236,15 @@ func (g *lockGraph) forgetRange(addr, size uint64) bool {
 
 // holds says whether a mutex of the graph lies in [addr, addr+size).
 func (g *lockGraph) holds(addr, size uint64) bool {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	i, _ := slices.BinarySearch(g.nodes, addr)
-	return i < len(g.nodes) && g.nodes[i]-addr < size
+	nodes := g.mutexes()
+	i, _ := slices.BinarySearch(nodes, addr)
+	return i < len(nodes) && nodes[i]-addr < size
 }
 
 // cyclesFound is the number of cycles reported.
 func (g *lockGraph) cyclesFound() int {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	return g.cycles
 }
 
@@ -253,7 +262,9 @@ func (d *Detector) lockOrderNote(t *thread, addr, mode uint64) {
 }
 
 // lockOrderStack adds t's acquisitions waiting for a stack to the graph
-// with stack (nil at exit: unknown) and reports the cycles they close.
+// with stack and reports the cycles they close. The C side asks for the
+// stack in the flush that handed the acquisitions over (a wrapper's), so
+// none waits past it; t.orderPending is t's own, like its locksets.
 func (d *Detector) lockOrderStack(t *thread, stack []uint64) {
 	pending := t.orderPending
 	t.orderPending = nil
