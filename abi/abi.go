@@ -131,7 +131,20 @@ const (
 	// locks held before it) and the C side records reads afresh, so that
 	// the reads made under the new lock are seen (reverse hand-offs).
 	LockReadsFull = 128
-	LockMarkShift = 8
+	// LockTry, with Lock: a trylock that succeeded. It cannot deadlock,
+	// so it orders no lock before it (runtime/detect/lockorder.go); the
+	// mutex it took still orders the locks taken while it is held.
+	LockTry = 256
+	// LockOrder, with Lock: the C side found a pair (a mutex held, this
+	// one) it had not seen before, and takes the thread's call stack
+	// right after this event's flush (runtime/lockorder.c): the lock
+	// adds the new edges of the lock-order graph with that stack.
+	LockOrder = 512
+	// LockDestroy, with Unlock: the mutex is destroyed
+	// (pthread_mutex_destroy and the like), not released: its edges of
+	// the lock-order graph go.
+	LockDestroy   = 1024
+	LockMarkShift = 16
 )
 
 // The lock operations that change a thread's locksets, as the Go side

@@ -54,6 +54,7 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 	o.lsd = C.int(map[string]int{"no": 0, "yes": 1, "wr": 2}[opts.LSD])
 	o.spin = cbool(opts.Spin)
 	o.handoff = cbool(opts.Handoff && opts.Lib)
+	o.deadlocks = cbool(opts.Deadlocks && opts.Lib)
 	if os.Getenv("GOGC") == "" {
 		// The detector's heap is mostly the hand-off tables' segments,
 		// short-lived and small: collecting at half the default growth

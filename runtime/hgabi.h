@@ -57,7 +57,10 @@
 #define HG_LOCK_RECORD 32
 #define HG_LOCK_NESTED 64
 #define HG_LOCK_READS_FULL 128
-#define HG_LOCK_MARK_SHIFT 8
+#define HG_LOCK_TRY 256
+#define HG_LOCK_ORDER 512
+#define HG_LOCK_DESTROY 1024
+#define HG_LOCK_MARK_SHIFT 16
 /* lockset changes the Go side tells the C side of (lockview.c) */
 #define HG_LOCKSTEP_WRITE 1
 #define HG_LOCKSTEP_READ 2

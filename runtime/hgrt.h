@@ -201,6 +201,7 @@ struct hg_options {
 	int lsd;      /* condition variables: 0 no, 1 yes, 2 wr (hgopts.Options.LSD) */
 	int spin;     /* spinning-read loops synchronise */
 	int handoff;  /* lock hand-offs: every region's writes are published at its unlock (runtime/detect/handoff.go) */
+	int deadlocks; /* lock-order inversions: new pairs of locks are marked and their stacks taken (lockorder.c) */
 	char log_path[4096];
 };
 
@@ -306,6 +307,7 @@ void hg_halt(int code);                /* start.c: flush stdio and exit now (hal
 char *hg_demangle(const char *name);   /* demangle.c: malloc'd, or NULL */
 void hg_set_log_pid(int pid);          /* start.c: the pid log files are named by (the detector process) */
 void *hg_serve_map(int memfd, uint64_t arena, uint64_t size); /* remote.c: the detector process's shared memory, at arena or NULL */
+void hg_lockorder_forget(void);        /* lockorder.c: the pairs of locks seen are forgotten (Host.ForgetLockPairs) */
 
 /* ==== 3. Between the runtime's C files, by owner ==== */
 
@@ -337,6 +339,10 @@ __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_
 void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* a lock event was buffered */
 void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* an unlock event was buffered */
 void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_locks is current */
+
+/* lockorder.c */
+int hg_lockorder_new(struct hg_thread *t, uint64_t m); /* t's lock of m makes a pair with a held mutex not seen before */
+int hg_lockorder_any(void);                            /* a pair was seen */
 
 /* threads.c */
 struct hg_thread *hg_threads_head(void); /* every thread's record (exit statistics) */

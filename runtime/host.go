@@ -66,6 +66,8 @@ func (cHost) LinkPC(ra uint64) uint64 { return uint64(C.hg_link_pc_addr(C.uint64
 
 func (cHost) InRuntime(ra uint64) bool { return C.hg_in_runtime(C.uint64_t(ra)) != 0 }
 
+func (cHost) ForgetLockPairs() { C.hg_lockorder_forget() }
+
 // cRecord is a thread's C record (struct hg_thread), whose lock-protected
 // region recording (rec_r/rec_w) the detector reads as a detect.Region.
 type cRecord C.struct_hg_thread

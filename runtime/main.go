@@ -16,6 +16,8 @@
 //     in this library, its link-time address in the main program);
 //   - malloc.c: interposed allocation functions, C++ new and delete;
 //   - strings.c: interposed memory and string functions, as range accesses;
+//   - lockorder.c: the pairs of locks (held, acquired) seen, so that
+//     only a new one takes a stack for the lock-order graph;
 //   - loops.c: spin variables, mutexes used with condition variables, a
 //     load that cannot fault;
 //   - start.c: start-up (options, the header in the program, entry slots),

@@ -176,8 +176,13 @@ func (childHost) ClockRow(int32) []uint64 { return nil }
 
 // PublishHandoffTable: nor its hand-off tables.
 func (childHost) PublishHandoffTable(detect.HandoffTable, uintptr, uint) {}
-func (childHost) Print(s string)                                         { cHost{}.Print(s) }
-func (childHost) Demangle(name string) string                            { return cHost{}.Demangle(name) }
+
+// ForgetLockPairs: the filter of lock pairs is the child's memory, which
+// this process cannot reach: a mutex the child destroys and makes anew at
+// the same address gets edges only for pairs of locks it has not met.
+func (childHost) ForgetLockPairs()            {}
+func (childHost) Print(s string)              { cHost{}.Print(s) }
+func (childHost) Demangle(name string) string { return cHost{}.Demangle(name) }
 
 // Halt answers the request being served with the order to exit; the
 // child exits on reading it, and so does this process.

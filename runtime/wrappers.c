@@ -401,9 +401,19 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int rea
  * region's accesses for the condition-variable handling (lsd, ch. 6.4):
  * while recording, the fast path notes each access (fastpath.c hg_record). The
  * mutex a condition wait releases and re-acquires is not a region
- * boundary (HG_LOCK_WAIT). */
+ * boundary (HG_LOCK_WAIT).
+ *
+ * A lock taken while others are held may order them before it for the
+ * lock-order graph (lockorder.c): a pair not seen before is marked
+ * HG_LOCK_ORDER and flushed after the event, so that the Go side adds its
+ * edges with the stack taken in this wrapper. A successful trylock cannot
+ * deadlock and makes no pair into its mutex. The test reads the lock view
+ * before the event moves it. */
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
+	if (hg_opts.deadlocks && t->nheld > 0 && !(mode & HG_LOCK_TRY) &&
+	    hg_lockorder_new(t, (uint64_t)(uintptr_t)m))
+		mode |= HG_LOCK_ORDER;
 	hg_publish_wait(t, m, mode & HG_LOCK_READ);
 	if (t->want_stack)
 		hg_flush(t); /* a report waits for this stack */
@@ -430,6 +440,8 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 	if (mode & HG_LOCK_READS_FULL) {
 		hg_flush(t);
 		t->nrec_r = 0;
+	} else if (mode & HG_LOCK_ORDER) {
+		hg_flush(t); /* the Go side asks for the stack at once (hg_stack_now) */
 	}
 }
 
@@ -609,17 +621,42 @@ static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *
 		return r;                               \
 	}
 
+/* A destroyed mutex leaves the lock-order graph: a new one at its address
+ * starts with no edges (runtime/detect/lockorder.go). The event is
+ * flushed at once, so that the Go side has made the pair filter forget
+ * the mutex's pairs before this thread can lock a new one there. Nothing
+ * goes to the Go side while no pair of locks was ever seen. */
+static void hg_lock_destroyed(struct hg_thread *t, const volatile void *m)
+{
+	if (!t || !hg_opts.deadlocks || !hg_lockorder_any())
+		return;
+	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), HG_LOCK_DESTROY, 1);
+	hg_flush(t);
+}
+
+#define DESTROY_WRAPPER(name, type)                          \
+	DEFINE_REAL(int, name, type *)                       \
+	int name(type *m)                                    \
+	{                                                    \
+		resolve_##name();                            \
+		hg_lock_destroyed(hg_tracked(RA), m);        \
+		return REAL(name)(m);                        \
+	}
+
 LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
-LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, 0)
+LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, HG_LOCK_TRY)
 UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+DESTROY_WRAPPER(pthread_mutex_destroy, pthread_mutex_t)
 LOCK_WRAPPER(pthread_spin_lock, pthread_spinlock_t, 0)
-LOCK_WRAPPER(pthread_spin_trylock, pthread_spinlock_t, 0)
+LOCK_WRAPPER(pthread_spin_trylock, pthread_spinlock_t, HG_LOCK_TRY)
 UNLOCK_WRAPPER(pthread_spin_unlock, pthread_spinlock_t)
+DESTROY_WRAPPER(pthread_spin_destroy, pthread_spinlock_t)
 LOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, 0)
-LOCK_WRAPPER(pthread_rwlock_trywrlock, pthread_rwlock_t, 0)
-LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, 1)
-LOCK_WRAPPER(pthread_rwlock_tryrdlock, pthread_rwlock_t, 1)
+LOCK_WRAPPER(pthread_rwlock_trywrlock, pthread_rwlock_t, HG_LOCK_TRY)
+LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, HG_LOCK_READ)
+LOCK_WRAPPER(pthread_rwlock_tryrdlock, pthread_rwlock_t, HG_LOCK_READ | HG_LOCK_TRY)
 UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
+DESTROY_WRAPPER(pthread_rwlock_destroy, pthread_rwlock_t)
 
 DEFINE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *)
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *ts)

@@ -37,6 +37,7 @@ type Detector struct {
 	rdSeg    *readLog // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
+	order    lockGraph // lock-order inversions (lockorder.go)
 
 	finished       atomic.Bool
 	tooManyThreads sync.Once
@@ -44,33 +45,34 @@ type Detector struct {
 
 // thread is the detector's view of one program thread.
 type thread struct {
-	tid         int32
-	earlier     int          // threads that had this id before (threads.go, reuse)
-	past        []pastThread // the last few of them, newest first, for reports
-	detached    bool         // never to be joined (ThreadDetach)
-	released    bool         // its id is offered for reuse
-	vc          *shadow.VC
-	clocks      []uint64 // vc as the C fast path reads it (Host.ClockRow), nil without one
-	mirrored    int      // entries of clocks that may be non-zero
-	held        uint32   // lockset id of all locks held (guards reads)
-	writeHeld   uint32   // lockset id of locks held in write mode (guards writes)
-	parent      int32
-	createPC    uint64   // link-time pc inside the pthread_create call (creation.pc), 0 if unknown
-	createStack []uint64 // the creator's call stack (creation.stack), nil for the main thread
-	name        string   // given by the program (ThreadName), "" if none; under Detector.mu
-	exitVC      *shadow.VC
-	depth       map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
-	env         msm.Env        // env{d, t}, made once: an interface value per access would allocate
-	cond        condState      // lock-protected region recording (cond.go)
-	snap        *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
-	overKnown   [4]*wrSeg      // overflow segments t's clock already covers (handoff.go news)
-	regionMutex uint64         // the mutex of the current region, or of the last one (handoff.go)
-	regionRead  bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
-	pending     []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu
-	npending    atomic.Int32   // len(pending), read without the lock at every flush (pendingCount)
-	accessSP    uint64         // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
-	rec         Region         // the thread's region recording, set at every flush (cond.go reads it)
-	tsetGen     uint32         // the threadsets' generation when the flush began (Region.KnowMember)
+	tid          int32
+	earlier      int          // threads that had this id before (threads.go, reuse)
+	past         []pastThread // the last few of them, newest first, for reports
+	detached     bool         // never to be joined (ThreadDetach)
+	released     bool         // its id is offered for reuse
+	vc           *shadow.VC
+	clocks       []uint64 // vc as the C fast path reads it (Host.ClockRow), nil without one
+	mirrored     int      // entries of clocks that may be non-zero
+	held         uint32   // lockset id of all locks held (guards reads)
+	writeHeld    uint32   // lockset id of locks held in write mode (guards writes)
+	parent       int32
+	createPC     uint64   // link-time pc inside the pthread_create call (creation.pc), 0 if unknown
+	createStack  []uint64 // the creator's call stack (creation.stack), nil for the main thread
+	name         string   // given by the program (ThreadName), "" if none; under Detector.mu
+	exitVC       *shadow.VC
+	depth        map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
+	env          msm.Env        // env{d, t}, made once: an interface value per access would allocate
+	cond         condState      // lock-protected region recording (cond.go)
+	snap         *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
+	overKnown    [4]*wrSeg      // overflow segments t's clock already covers (handoff.go news)
+	regionMutex  uint64         // the mutex of the current region, or of the last one (handoff.go)
+	regionRead   bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
+	pending      []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu
+	npending     atomic.Int32   // len(pending), read without the lock at every flush (pendingCount)
+	accessSP     uint64         // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
+	rec          Region         // the thread's region recording, set at every flush (cond.go reads it)
+	tsetGen      uint32         // the threadsets' generation when the flush began (Region.KnowMember)
+	orderPending []lockPair     // acquisitions waiting for the thread's stack to enter the lock-order graph (lockorder.go)
 }
 
 // New starts a detector: it maps the shadow memory (outside the Go heap).
@@ -189,7 +191,8 @@ func (t *thread) epoch() msm.Epoch {
 func epochTID(e msm.Epoch) uint16 { return shadow.CellEpochTID(uint64(e)) }
 
 // Finish ends detection and prints the reports still waiting for a stack
-// and the summary; it returns the number of racy contexts found. Later
+// and the summary; it returns the number of racy contexts and lock-order
+// inversions found. Later
 // calls (and events) are ignored; they return 0.
 func (d *Detector) Finish() int {
 	if d.finished.Swap(true) {

@@ -25,6 +25,8 @@
 //     Frames (frame.go), inlined functions included, from each file's ELF
 //     symbols and DWARF or from its separate debug file (build-id,
 //     .gnu_debuglink); data addresses become the program's globals.
+//   - lock-order inversions (lockorder.go, lockorder_report.go): the graph
+//     of the order in which threads take locks, and a report per cycle.
 //
 // # Threading rules
 //

@@ -4,7 +4,9 @@ import "hgrewrite/abi"
 
 // Flush processes a batch of thread tid's events, in order; rec is the
 // thread's region recording (read by condition-variable events). It returns
-// the number of the thread's reports waiting for its call stack (Stack).
+// the number of the thread's reports waiting for its call stack (Stack),
+// and of its acquisitions that wait for it to enter the lock-order graph
+// (lockorder.go).
 func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 	t := d.live(tid)
 	if t == nil {
@@ -14,7 +16,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 	for i, e := range events {
 		d.event(t, e, events[i+1:])
 	}
-	return d.rep.pendingCount(t)
+	return d.rep.pendingCount(t) + len(t.orderPending)
 }
 
 // event dispatches one event on its info word's flags; rest are the
@@ -87,11 +89,16 @@ func writtenNext(rest []Event, addr, n uint64) bool {
 // region; mode holds the abi.Lock* bits.
 func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 	// a lock held in read mode only orders nothing its holders write
+	if !lock && mode&abi.LockDestroy != 0 {
+		d.mutexGone(addr, 1)
+		return
+	}
 	exclusive := !lock && d.locks.Contains(t.writeHeld, addr)
 	if lock && mode&abi.LockReadsFull != 0 {
 		d.publishReads(t)
 	}
 	if lock {
+		d.lockOrderNote(t, addr, mode)
 		d.lock(t, addr, mode&abi.LockRead == 0)
 	} else {
 		d.unlock(t, addr)

@@ -20,6 +20,7 @@ type fakeHost struct {
 	out     strings.Builder
 	halted  bool
 	haltErr int
+	forgets int // ForgetLockPairs calls
 }
 
 func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
@@ -31,6 +32,12 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32, step LockStep) {}
 
 func (h *fakeHost) PublishThreadsetGen(gen uint32) {}
+
+func (h *fakeHost) ForgetLockPairs() {
+	h.mu.Lock()
+	h.forgets++
+	h.mu.Unlock()
+}
 
 func (h *fakeHost) ClockRow(tid int32) []uint64 { return nil }
 

@@ -31,6 +31,7 @@ func (d *Detector) Free(tid int32, addr, size, pc uint64) int {
 	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), abi.Write|accessFree)
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)
+	d.mutexGone(addr, size)
 	return d.rep.pendingCount(t)
 }
 
@@ -49,6 +50,7 @@ func (d *Detector) heapEvent(t *thread, addr, size, pc uint64, flags uint16) {
 			d.handoffWrite(t, addr, min(size, freeCheckBytes)) // a library's release, inside a region
 		}
 		d.heap.remove(addr)
+		d.mutexGone(addr, size)
 	}
 }
 

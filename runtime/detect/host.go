@@ -65,6 +65,14 @@ type Host interface {
 	// InRuntime reports whether a code address is in the runtime library
 	// itself (its frames are dropped from reported stacks).
 	InRuntime(ra uint64) bool
+	// ForgetLockPairs tells the C side that edges of the lock-order graph
+	// were dropped (a mutex destroyed, or the heap block holding it
+	// released): its filter of the pairs of mutexes seen
+	// (runtime/lockorder.c) must forget them, so that locks of a new
+	// mutex at the same address make edges again. It may forget more
+	// (all of them). Called by the thread whose event dropped them,
+	// under no detector lock.
+	ForgetLockPairs()
 }
 
 // Region is one thread's recording of its current lock-protected region

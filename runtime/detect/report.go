@@ -25,6 +25,8 @@ type reporter struct {
 	contexts map[[2]uint32]bool
 	reports  int // printed
 	races    int // racy contexts found, printed or not, suppressed ones excepted
+	// lock-order inversions reported (lockorder_report.go)
+	inversions int
 }
 
 func (r *reporter) init(d *Detector, exe string, pid int) {
@@ -144,8 +146,10 @@ func (r *reporter) newContext(pc, ppc uint32) bool {
 // reports whether the report was written. The caller holds r.mu.
 func (r *reporter) publish(rep *raceReport) bool {
 	if r.sup.match(rep) {
-		r.races--
-		r.reports--
+		if rep.Kind == kindRace {
+			r.races--
+			r.reports--
+		}
 		return false
 	}
 	r.d.host.Print(rep.text())
@@ -177,6 +181,7 @@ func (r *reporter) pendingCount(t *thread) int {
 // Free returned a pending count.
 func (d *Detector) Stack(tid int32, stack CallStack) {
 	if t := d.thread(tid); t != nil {
+		d.lockOrderStack(t, stack.RA)
 		d.rep.emit(t, stack)
 	}
 }
@@ -301,7 +306,8 @@ func (r *reporter) creationFrames(stack []uint64, pc uint64) []Frame {
 }
 
 // summary prints the exit summary, finishes the report files and returns
-// the number of racy contexts.
+// the number of reports that count for the exit status: racy contexts
+// and lock-order inversions.
 func (r *reporter) summary() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -318,11 +324,15 @@ func (r *reporter) summaryLocked() int {
 		}
 		r.d.host.Print(sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.module(), extra))
 	}
+	if r.inversions > 0 {
+		r.d.host.Print(sprintf("SUMMARY: hgrewrite: %d lock-order inversion(s) (potential deadlocks) reported in %s\n",
+			r.inversions, r.sym.module()))
+	}
 	if r.sup != nil && (r.d.opts.Verbosity > 0 || r.d.opts.Stats) {
 		r.d.host.Print(r.sup.used())
 	}
 	if err := r.files.err(); err != nil {
 		r.d.host.Print("hgrewrite: " + err.Error() + "\n")
 	}
-	return r.races
+	return r.races + r.inversions
 }

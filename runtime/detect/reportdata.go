@@ -21,11 +21,12 @@ type raceReport struct {
 	Addr     uint64
 	Accesses []reportAccess // the current access, then the previous one when known
 	Location reportLocation
-	Locks    []reportLock   // held by the current access's thread, guarding it
-	Threads  []reportThread // the threads the accesses name
-	Verdict  string         // which state machine found it, in which state
-	Later    []Frame        // the current thread's stack at its next interposed call, nil when unknown
-	Cycle    []reportEdge   // a lock-order inversion's edges, in the cycle's order
+	Locks    []reportLock     // held by the current access's thread, guarding it
+	Threads  []reportThread   // the threads the accesses name
+	Verdict  string           // which state machine found it, in which state
+	Later    []Frame          // the current thread's stack at its next interposed call, nil when unknown
+	Cycle    []reportEdge     // a lock-order inversion's edges, in the cycle's order
+	Mutexes  []reportLocation // where each mutex of the cycle lives, in its order
 
 	// the current access's code location and stack pointer, to find its
 	// callers on the stack captured later (reportstack.go)
@@ -81,6 +82,14 @@ func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) 
 // that people and tools that read those read ours.
 func (rep *raceReport) text() string {
 	var b strings.Builder
+	if rep.Kind == kindLockOrder {
+		b.WriteString(rep.lockOrderText())
+		for _, t := range rep.Threads {
+			t.text(&b)
+		}
+		b.WriteString("==================\n")
+		return b.String()
+	}
 	fmt.Fprintf(&b, "==================\nWARNING: hgrewrite: %s (pid %d)\n", rep.Kind, rep.Pid)
 	for i, a := range rep.Accesses {
 		if i == 0 {
@@ -167,6 +176,16 @@ func (l reportLock) label() string {
 	return fmt.Sprintf("%#x", l.Addr)
 }
 
+// mutexText describes where mutex Mn lives, as text describes a racy
+// location: "  Mutex M1 is global 'a' of size 40 at ...".
+func (l reportLocation) mutexText(n int) string {
+	loc := l.text()
+	if rest, ok := strings.CutPrefix(loc, "  Location "); ok {
+		return fmt.Sprintf("  Mutex M%d %s", n, rest)
+	}
+	return fmt.Sprintf("  Mutex M%d:\n%s", n, loc)
+}
+
 func locksText(locks []reportLock) string {
 	if len(locks) == 0 {
 		return "none"
@@ -191,16 +210,21 @@ func (t reportThread) label() string {
 }
 
 func (t reportThread) text(b *strings.Builder) {
+	label := t.label()
+	if t.Earlier > 0 && t.Past == nil {
+		// a thread a lock-order edge keeps: which of the id's threads
+		label += fmt.Sprintf(" (id reused: %d earlier thread(s) had it)", t.Earlier)
+	}
 	switch {
 	case t.Main:
-		fmt.Fprintf(b, "  Thread %s is the main thread.\n", t.label())
+		fmt.Fprintf(b, "  Thread %s is the main thread.\n", label)
 	case len(t.Created) > 0:
-		fmt.Fprintf(b, "  Thread %s created by T%d at:\n", t.label(), t.Parent)
+		fmt.Fprintf(b, "  Thread %s created by T%d at:\n", label, t.Parent)
 		writeFrames(b, t.Created)
 	case t.Parent >= 0:
-		fmt.Fprintf(b, "  Thread %s created by T%d.\n", t.label(), t.Parent)
+		fmt.Fprintf(b, "  Thread %s created by T%d.\n", label, t.Parent)
 	}
-	if t.Earlier == 0 {
+	if t.Earlier == 0 || t.Past == nil {
 		return
 	}
 	// A previous access by the id may be an earlier thread's: an access

@@ -134,12 +134,15 @@ func (rule suppression) matches(rep *raceReport) bool {
 	return false
 }
 
-// allFrames is every frame of the report's accesses and of the stack after
-// the access.
+// allFrames is every frame of the report's accesses, of the stack after
+// the access, and of a lock-order inversion's acquisitions.
 func (rep *raceReport) allFrames() []Frame {
 	var all []Frame
 	for _, a := range rep.Accesses {
 		all = append(all, a.Stack...)
+	}
+	for _, e := range rep.Cycle {
+		all = append(all, e.Stack...)
 	}
 	return append(all, rep.Later...)
 }

@@ -30,11 +30,13 @@ type Options struct {
 	Suppressions string // a suppressions file in ThreadSanitizer's syntax (race:, race_top:, called_from_lib:, thread:, deadlock:)
 	JSONPath     string // also write each report as a line of JSON to this file ("%p": the pid)
 	SARIFPath    string // also write the reports as a SARIF 2.1.0 log to this file at exit ("%p": the pid)
+	Deadlocks    bool   // lock-order inversions (potential deadlocks) are reported (default); false: the lock-order graph is not kept
 }
 
 // Defaults are the settings when HG_OPTIONS is empty.
 func Defaults() Options {
-	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true}
+	return Options{MSM: "short", ExitCode: 66, Lib: true, Detect: true, LSD: "wr", Spin: true, Handoff: true,
+		Deadlocks: true}
 }
 
 // option is one HG_OPTIONS key: the field of Options it sets, how its
@@ -74,6 +76,8 @@ var table = []option{
 		help: "0: spinning-read loops are not synchronisation"},
 	{key: "handoff", field: func(o *Options) any { return &o.Handoff },
 		help: "lock hand-offs order regions of one lock (docs/detector.md); 0: locks give locksets only"},
+	{key: "detect_deadlocks", field: func(o *Options) any { return &o.Deadlocks },
+		help: "report lock-order inversions (potential deadlocks); 0: the lock-order graph is not kept"},
 	{key: "suppressions", field: func(o *Options) any { return &o.Suppressions },
 		help: "a suppressions file in ThreadSanitizer's syntax (race:, race_top:, called_from_lib:, thread:, deadlock:)"},
 	{key: "json_path", field: func(o *Options) any { return &o.JSONPath },

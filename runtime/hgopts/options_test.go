@@ -7,6 +7,9 @@ import (
 
 func TestParseOptions(t *testing.T) {
 	d := Defaults()
+	if !d.Deadlocks {
+		t.Error("detect_deadlocks is off by default")
+	}
 	with := func(f func(o *Options)) Options { o := d; f(&o); return o }
 	good := map[string]Options{
 		"":                            d,
@@ -20,6 +23,7 @@ func TestParseOptions(t *testing.T) {
 		"lsd=no spin=0":               with(func(o *Options) { o.LSD, o.Spin = "no", false }),
 		"lsd=yes":                     with(func(o *Options) { o.LSD = "yes" }),
 		"handoff=no":                  with(func(o *Options) { o.Handoff = false }),
+		"detect_deadlocks=0":          with(func(o *Options) { o.Deadlocks = false }),
 	}
 	for in, want := range good {
 		got, err := Parse(in)
@@ -28,18 +32,19 @@ func TestParseOptions(t *testing.T) {
 		}
 	}
 	bad := map[string]string{
-		"bogus=1":       `unknown option "bogus"`,
-		"stats":         `"stats" is not key=value`,
-		"=1":            `"=1" is not key=value`,
-		"stats=2":       `bad value "2" for stats`,
-		"verbosity=x":   `bad value "x" for verbosity`,
-		"verbosity=-1":  `bad value "-1" for verbosity`,
-		"log_path=":     `bad value "" for log_path`,
-		"msm=medium":    `bad value "medium" for msm`,
-		"exitcode=300":  `bad value "300" for exitcode`,
-		"max_reports=a": `bad value "a" for max_reports`,
-		"lsd=maybe":     `bad value "maybe" for lsd`,
-		"spin=2":        `bad value "2" for spin`,
+		"bogus=1":            `unknown option "bogus"`,
+		"stats":              `"stats" is not key=value`,
+		"=1":                 `"=1" is not key=value`,
+		"stats=2":            `bad value "2" for stats`,
+		"verbosity=x":        `bad value "x" for verbosity`,
+		"verbosity=-1":       `bad value "-1" for verbosity`,
+		"log_path=":          `bad value "" for log_path`,
+		"msm=medium":         `bad value "medium" for msm`,
+		"exitcode=300":       `bad value "300" for exitcode`,
+		"max_reports=a":      `bad value "a" for max_reports`,
+		"lsd=maybe":          `bad value "maybe" for lsd`,
+		"spin=2":             `bad value "2" for spin`,
+		"detect_deadlocks=x": `bad value "x" for detect_deadlocks`,
 	}
 	for in, want := range bad {
 		if _, err := Parse(in); err == nil || !strings.Contains(err.Error(), want) {
