@@ -9,31 +9,41 @@
 #include <stdio.h>
 
 #define ROUNDS 100000
+#define WORKERS 2
 
 long counter;                 /* racy: no lock */
 long hits;                    /* protected by lock */
 pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
+static void bump(void)
+{
+	counter++;
+	pthread_mutex_lock(&lock);
+	hits++;
+	pthread_mutex_unlock(&lock);
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < ROUNDS; i++) {
-		counter++;
-		pthread_mutex_lock(&lock);
-		hits++;
-		pthread_mutex_unlock(&lock);
-	}
+	for (int i = 0; i < ROUNDS; i++)
+		bump();
 	return NULL;
+}
+
+static void start_workers(pthread_t *t)
+{
+	for (int i = 0; i < WORKERS; i++)
+		pthread_create(&t[i], NULL, worker, NULL);
 }
 
 int main(void)
 {
-	pthread_t a, b;
-	pthread_create(&a, NULL, worker, NULL);
-	pthread_create(&b, NULL, worker, NULL);
-	pthread_join(a, NULL);
-	pthread_join(b, NULL);
-	printf("hits = %ld (expected %d)\n", hits, 2 * ROUNDS);
-	printf("counter = %ld (racy: often less than %d)\n", counter, 2 * ROUNDS);
+	pthread_t t[WORKERS];
+	start_workers(t);
+	for (int i = 0; i < WORKERS; i++)
+		pthread_join(t[i], NULL);
+	printf("hits = %ld (expected %d)\n", hits, WORKERS * ROUNDS);
+	printf("counter = %ld (racy: often less than %d)\n", counter, WORKERS * ROUNDS);
 	return 0;
 }

@@ -205,7 +205,7 @@ func (r *reporter) emit(t *thread, stack CallStack) {
 	later := r.stackFrames(stack.RA)
 	for _, rep := range pending {
 		if i := r.accessCallers(stack, rep.sp, rep.pc); i >= 0 && len(rep.Accesses) > 0 {
-			rep.Accesses[0].Stack = append(rep.Accesses[0].Stack, r.stackFrames(stack.RA[i:])...)
+			rep.Accesses[0].Stack = append(rep.Accesses[0].Stack, r.framesFrom(stack.RA[i:], true)...)
 		} else {
 			rep.Later = later
 		}
@@ -214,12 +214,19 @@ func (r *reporter) emit(t *thread, stack CallStack) {
 }
 
 // stackFrames symbolises a call stack of return addresses: frames in the
-// runtime library are dropped, each return address is moved back into
-// its call, and a frame of the program may stand for several inlined
-// functions.
+// runtime library are dropped, and so are those below the program's main
+// (as ThreadSanitizer's stacks end there); each return address is moved
+// back into its call, and a frame of the program may stand for several
+// inlined functions.
 func (r *reporter) stackFrames(stack []uint64) []Frame {
+	return r.framesFrom(stack, false)
+}
+
+// framesFrom is stackFrames; started says the stack's innermost frames
+// are the program's already (a stack cut below the access's frame), so
+// that the first frame of the runtime met is where the thread began.
+func (r *reporter) framesFrom(stack []uint64, started bool) []Frame {
 	var out []Frame
-	started := false
 	for _, ra := range stack {
 		if r.d.host.InRuntime(ra) {
 			if started {
@@ -230,6 +237,9 @@ func (r *reporter) stackFrames(stack []uint64) []Frame {
 		started = true
 		if lp := r.d.host.LinkPC(ra); lp != 0 {
 			out = append(out, r.sym.frames(lp-1)...)
+			if out[len(out)-1].Func == "main" {
+				break // what calls main is the C library's start-up, the same in every report
+			}
 		} else {
 			out = append(out, r.sym.libFrames(ra-1)...)
 		}
