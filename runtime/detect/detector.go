@@ -36,6 +36,7 @@ type Detector struct {
 	rdSeg    *readLog // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
+	benign   benignRanges // ranges whose races are not reported (benign.go)
 
 	finished       atomic.Bool
 	tooManyThreads sync.Once
