@@ -110,6 +110,36 @@ func checkAnnotationRun(t *testing.T, what, stderr string, racy []string) {
 	}
 }
 
+// TestImportedAnnotations: a program that imports the annotation
+// functions from a shared library (a project's own libdynamic_annotations)
+// calls them through the PLT (linked --no-as-needed: the declarations are
+// weak, and the linker would drop a library that only weak references
+// need); the runtime's definitions of the same names
+// come first (runtime/annotations.c) and act on them.
+func TestImportedAnnotations(t *testing.T) {
+	requireTool(t, "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot(t), "testdata", "annotations")
+	lib := filepath.Join(dir, "libann.so")
+	bin := filepath.Join(dir, "imported")
+	for _, c := range [][]string{
+		{"-O2", "-shared", "-fPIC", "-o", lib, filepath.Join(src, "annotations_lib.c")},
+		{"-O2", "-g", "-pthread", "-DTSAN_RUNTIME", "-o", bin, filepath.Join(src, "annotations.c"), "-L" + dir, "-Wl,--no-as-needed", "-lann", "-Wl,-rpath," + dir},
+	} {
+		if out, err := exec.Command("gcc", c...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", c, err, out)
+		}
+	}
+	hg := bin + ".hg"
+	rewriteOK(t, bin, hg)
+	for _, sc := range annotationScenarios {
+		want := runProg(t, nil, bin, sc.mode)
+		got := runProg(t, []string{"HG_OPTIONS=spin=no exitcode=0"}, hg, sc.mode)
+		compareRuns(t, want, got)
+		checkAnnotationRun(t, "imported "+sc.mode, string(got.stderr), sc.racy)
+	}
+}
+
 // TestAnnotationsAsThreadSanitizer: ThreadSanitizer (gcc -fsanitize=thread,
 // whose runtime defines the annotation functions) gives the scenarios the
 // verdicts TestAnnotations expects of hgrewrite. Skipped where
