@@ -100,6 +100,35 @@ const (
 	HookExit  = 2     // a wait loop is left; addr: its condition variable, or 0
 	HookLock  = 3     // addr: a mutex locked in a function that signals
 	HookDeref = 0x100 // with HookExit: addr holds the condition variable's address
+	// HookAnnotate: a call of a dynamic-annotation function (rewrite,
+	// annotations.go): addr points to the five argument registers (rdi,
+	// rsi, rdx, rcx, r8) as the call passes them, and the pc field holds
+	// the annotation (Ann*).
+	HookAnnotate = 4
+	// HookRequest: a Valgrind client request (the magic sequence's
+	// xchg %rbx,%rbx): addr points to two words, the request block's
+	// address (rax) and the result (rdx), which holds the default on entry
+	// and the request's result on return.
+	HookRequest = 5
+)
+
+// The dynamic annotations the runtime knows, in the pc field of a
+// HookAnnotate info word; their arguments are those of ThreadSanitizer's
+// dynamic_annotations.h functions (file, line, then the rest).
+const (
+	AnnHappensBefore   = 1  // (file, line, addr)
+	AnnHappensAfter    = 2  // (file, line, addr)
+	AnnBenignRaceSized = 3  // (file, line, addr, size, desc)
+	AnnBenignRace      = 4  // (file, line, addr, desc): one byte
+	AnnIgnoreReadsBeg  = 5  // (file, line)
+	AnnIgnoreReadsEnd  = 6  // (file, line)
+	AnnIgnoreWritesBeg = 7  // (file, line)
+	AnnIgnoreWritesEnd = 8  // (file, line)
+	AnnRWLockAcquired  = 9  // (file, line, lock, is_w)
+	AnnRWLockReleased  = 10 // (file, line, lock, is_w)
+	AnnNewMemory       = 11 // (file, line, addr, size)
+	AnnCondVarSignal   = 12 // (file, line, cv)
+	AnnCondVarWait     = 13 // (file, line, cv, lock)
 )
 
 // The len of a WaitDone event.

@@ -30,6 +30,40 @@ type Hooks struct {
 	// condition variable, with where the mutex is: the runtime learns the
 	// mutex is used with condition variables before the first wait on it.
 	LockCalls map[uint64]Value
+	// Annotations are calls of dynamic-annotation functions (annotate.go):
+	// before the instruction at the address (the first of an annotation
+	// function, or a direct call or jump to one) the runtime gets the
+	// argument registers and the annotation (abi.Ann*).
+	Annotations map[uint64]uint16
+	// Requests are Valgrind client requests, by the address of the
+	// xchg %rbx,%rbx that ends their magic sequence: the runtime answers
+	// them in rdx before it.
+	Requests map[uint64]bool
+}
+
+// InstHooked reports whether a hook goes before the instruction at addr:
+// hooks synchronise, so that no check may move across them (elide).
+func (h *Hooks) InstHooked(addr uint64) bool {
+	_, lock := h.lockCall(addr)
+	_, ann := h.annotation(addr)
+	return lock || ann || h.waitCall(addr) || h.request(addr)
+}
+
+// instHooks counts the hooks placed before the instruction at addr.
+func (h *Hooks) instHooks(addr uint64) int {
+	n := 0
+	for _, on := range []bool{h.waitCall(addr), h.request(addr)} {
+		if on {
+			n++
+		}
+	}
+	if _, ok := h.lockCall(addr); ok {
+		n++
+	}
+	if _, ok := h.annotation(addr); ok {
+		n++
+	}
+	return n
 }
 
 // ExitHook is one instrumented loop-exit edge.
@@ -80,12 +114,7 @@ func (h *Hooks) lockCall(addr uint64) (Value, bool) {
 func (b *builder) hookCount(start, end uint64, insts []disasm.Inst) int {
 	n := 0
 	for i := range insts {
-		if b.opt.Hooks.waitCall(insts[i].Addr) {
-			n++
-		}
-		if _, ok := b.opt.Hooks.lockCall(insts[i].Addr); ok {
-			n++
-		}
+		n += b.opt.Hooks.instHooks(insts[i].Addr)
 	}
 	exits := b.opt.Hooks.exits(start)
 	if len(exits) == 0 || len(insts) == 0 {
@@ -107,8 +136,7 @@ func (b *builder) blockHooks(start uint64, insts []disasm.Inst) bool {
 		return true
 	}
 	for i := range insts {
-		_, lock := b.opt.Hooks.lockCall(insts[i].Addr)
-		if lock || b.opt.Hooks.waitCall(insts[i].Addr) {
+		if b.opt.Hooks.InstHooked(insts[i].Addr) {
 			return true
 		}
 	}

@@ -293,6 +293,16 @@ func (b *builder) trampoline(p *planned) error {
 				break
 			}
 		}
+		if k, ok := b.opt.Hooks.annotation(in.Addr); ok {
+			if buf, err = b.annotateGlue(buf, k); err != nil {
+				break
+			}
+		}
+		if b.opt.Hooks.request(in.Addr) {
+			if buf, err = b.requestGlue(buf, in.Addr); err != nil {
+				break
+			}
+		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
 			if group, ok := batches[in.Addr]; !ok {
 				buf, err = b.glue(buf, in, flagsDead(insts[i:]))

@@ -56,6 +56,10 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 		popt.Hooks = planLoops(li, r.Loops)
 		r.LoopTime = time.Since(start)
 	}
+	if popt.Hooks == nil {
+		popt.Hooks = &patch.Hooks{}
+	}
+	entries := planAnnotations(bin, g, popt.Hooks, nil)
 	ein := elideInput(bin, g, popt.Hooks)
 	if !opt.KeepRedundant {
 		popt.Redundant = elide.Redundant(ein)
@@ -67,7 +71,7 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := patchRounds(bin, g, lay, li, r.Loops, popt)
+	res, err := patchRounds(bin, g, lay, li, r.Loops, entries, popt)
 	if err != nil {
 		return nil, err
 	}
@@ -89,20 +93,15 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 // synchronise.
 func elideInput(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) elide.Input {
 	decode := LoopInput(bin, g).Decode
-	hooked := func(addr uint64) bool {
-		if hooks == nil {
-			return false
-		}
-		_, lock := hooks.LockCalls[addr]
-		return lock || hooks.WaitCalls[addr]
-	}
-	return elide.Input{Graph: g, Decode: decode, Hooked: hooked}
+	return elide.Input{Graph: g, Decode: decode, Hooked: hooks.InstHooked}
 }
 
 // patchRounds patches the graph. Hooks that could not be placed drop
 // their loops' hooks entirely and the graph is patched again (a loop is
-// hooked whole or not at all), at most three more times.
-func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.Input, lr *loops.Result, opt patch.Options) (*patch.Result, error) {
+// hooked whole or not at all), at most three more times; so do annotation
+// functions whose entry hook could not be placed (entries: by the start
+// of their first block), whose calls are hooked instead.
+func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.Input, lr *loops.Result, entries map[uint64]uint64, opt patch.Options) (*patch.Result, error) {
 	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), SlotBatch: lay.SlotBatch(), PIE: bin.PIE}
 	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
 	res, err := patch.Rewrite(g, code, pl, opt)
@@ -110,11 +109,24 @@ func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.In
 		return nil, err
 	}
 	failed := map[uint64]bool{}
-	for round := 0; lr != nil && len(res.FailedHooks) > 0 && round < 3; round++ {
+	entryFailed := map[uint64]bool{}
+	for round := 0; len(res.FailedHooks) > 0 && round < 3; round++ {
+		again := lr != nil
 		for _, a := range res.FailedHooks {
 			failed[a] = true
+			if fn, ok := entries[a]; ok && !entryFailed[fn] {
+				entryFailed[fn], again = true, true
+			}
 		}
-		opt.Hooks = planHooks(li, lr, failed)
+		if !again {
+			break
+		}
+		hooks := opt.Hooks
+		if lr != nil {
+			hooks = planHooks(li, lr, failed)
+		}
+		entries = planAnnotations(bin, g, hooks, entryFailed)
+		opt.Hooks = hooks
 		if res, err = patch.Rewrite(g, code, pl, opt); err != nil {
 			return nil, err
 		}

@@ -170,6 +170,12 @@ func hgGoRelease(tid int32, addr uint64) { det.Release(tid, addr) }
 //export hgGoAcquire
 func hgGoAcquire(tid int32, addr uint64) { det.Acquire(tid, addr) }
 
+// hgGoBenign declares [addr, addr+size) racy on purpose, or withdraws
+// the declaration (runtime/annotations.c).
+//
+//export hgGoBenign
+func hgGoBenign(addr, size uint64, on C.int) { det.BenignRange(addr, size, on != 0) }
+
 // hgGoFinish ends detection and prints the summary; it returns the number
 // of races reported.
 //

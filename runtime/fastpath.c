@@ -827,6 +827,11 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	struct hg_thread *t = hg_self;
 	if (__builtin_expect(t == NULL, 0))
 		t = hg_register();
+	if ((HG_INFO_FLAGS(info) & HG_HOOK) &&
+	    ((HG_INFO_SIZE(info) & 0xff) == HG_HOOK_ANNOTATE || (HG_INFO_SIZE(info) & 0xff) == HG_HOOK_REQUEST)) {
+		hg_annotate_hook(t, addr, info); /* not an event: never kept for a flush */
+		return;
+	}
 	if (__builtin_expect(t->sig_depth > 0, 0)) { /* inside a signal handler */
 		if (!counted)
 			hg_add(&t->accesses, 1, t);
@@ -848,6 +853,11 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	}
 	if (addr < HG_UNMAPPABLE)
 		return; /* the access faults: a null dereference a handler recovers from is no write */
+	if (!(HG_INFO_FLAGS(info) & HG_ATOMIC) && hg_ignored(t, HG_INFO_FLAGS(info))) {
+		if (!counted)
+			hg_add(&t->accesses, 1, t);
+		return; /* inside an ignore section (annotations.c) */
+	}
 	if (!counted && !(HG_INFO_FLAGS(info) & HG_POST)) {
 		hg_add(&t->accesses, 1, t);
 		if (t->recording && !(HG_INFO_FLAGS(info) & HG_ATOMIC))
@@ -943,6 +953,8 @@ HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
 				     !(hg_spin_used && (flags & HG_WRITE)),
 			     1)) {
 		t->accesses++;
+		if (hg_ignored(t, flags))
+			return; /* inside an ignore section (annotations.c) */
 		if (__builtin_expect(t->recording, 0))
 			hg_record(t, addr, flags);
 		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags, info))
@@ -1021,8 +1033,8 @@ HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count)
 	uint64_t len = count * HG_INFO_SIZE(info);
 	hg_add(&t->ranges, 1, t);
 	hg_add(&t->bytes, len, t);
-	if (addr < HG_UNMAPPABLE)
-		return; /* faults */
+	if (addr < HG_UNMAPPABLE || hg_ignored(t, HG_INFO_FLAGS(info)))
+		return; /* faults, or inside an ignore section (annotations.c) */
 	if (len && t->recording)
 		hg_record(t, addr, HG_INFO_FLAGS(info));
 	uint64_t done = len ? hg_range_settled(t, addr, len, info) : 0;

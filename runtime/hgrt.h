@@ -123,6 +123,7 @@ struct hg_thread {
 	uint8_t recording;  /* inside a lock-protected region (lsd): accesses are recorded (hg_record) */
 	uint8_t waited;     /* a condition wait or wait-loop exit in this region: flush at its unlock */
 	uint8_t wrote;      /* the region wrote memory: flush at its unlock (write/read relations) */
+	uint8_t ignore;     /* HG_READ | HG_WRITE: the kinds of plain access ignored now (annotations.c) */
 	struct hg_event *buf;
 	void *xsave;        /* 64-byte aligned area for the vector state around Go calls */
 	uint64_t last_atomic; /* address of the atomic access in progress */
@@ -189,6 +190,9 @@ struct hg_thread {
 	 * (wrappers.c, hg_opaque_lock): most recent last */
 	uint8_t nopaque;
 	uint64_t opaque_m[HG_OPAQUE];
+	/* dynamic annotations (annotations.c): the nesting of the thread's
+	 * ignore-reads and ignore-writes sections; ignore says which are open */
+	int32_t ignore_reads, ignore_writes;
 };
 
 /* Options, parsed from HG_OPTIONS by the Go side at start-up. */
@@ -259,6 +263,7 @@ enum hg_op {
 	HG_OP_FREE,
 	HG_OP_THREAD_DETACH,
 	HG_OP_THREAD_NAME,
+	HG_OP_BENIGN,
 };
 
 struct hg_req {
@@ -380,6 +385,15 @@ void hg_cvm_wait(uint64_t c, uint64_t m);        /* a wait on condition variable
 int hg_cvm_waited_with(uint64_t c, uint64_t m); /* c's last wait named m, or none was made (hg_signal) */
 uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */
 
+/* annotations.c: dynamic annotations and Valgrind client requests */
+/* hg_ignored: a plain access with these flags is inside the thread's
+ * ignore sections (every kind it makes is ignored) */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_ignored(const struct hg_thread *t,
+											 uint32_t flags)
+{
+	return __builtin_expect(t->ignore != 0, 0) && (flags & (HG_READ | HG_WRITE) & ~(uint32_t)t->ignore) == 0;
+}
+
 /* ranges.c */
 uint64_t hg_link_pc(void *ra); /* the main program's link-time address of ra; 0 unless ra is in it */
 uint64_t hg_call_pc(void *ra); /* hg_link_pc(ra) - 1: inside the call that returns to ra, for reports; 0 unless in the main program */
@@ -404,6 +418,7 @@ void hg_d_release(int32_t tid, uint64_t addr);
 void hg_d_acquire(int32_t tid, uint64_t addr);
 int hg_d_finish(void);
 int hg_d_free(int32_t tid, uint64_t addr, uint64_t size, uint64_t pc);
+void hg_d_benign(uint64_t addr, uint64_t size, int on);
 /* a forked child: start its detector process; the caller becomes its
  * thread 0. Returns the thread id, or -1 (why is in reason). */
 int32_t hg_remote_start(uint64_t bias, const char **reason);

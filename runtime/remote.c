@@ -241,6 +241,14 @@ int hg_d_finish(void)
 	return (int)hg_rpc(HG_OP_FINISH, -1, 0, 0, 0, NULL, 0, NULL, 0);
 }
 
+void hg_d_benign(uint64_t addr, uint64_t size, int on)
+{
+	if (!hg_remote)
+		hgGoBenign(addr, size, on);
+	else
+		hg_rpc(HG_OP_BENIGN, -1, addr, size, (uint64_t)on, NULL, 0, NULL, 0);
+}
+
 int hg_d_free(int32_t tid, uint64_t addr, uint64_t size, uint64_t pc)
 {
 	if (!hg_remote)

@@ -61,6 +61,17 @@ HG_SLOW HG_INTERNAL struct hg_thread *hg_register(void);
  * live values in any register: saves the vector state around the Go call. */
 HG_SLOW HG_INTERNAL __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_thread *t);
 
+/* threads.c: hg_flush_saving, then fn(t, regs, info) with in_rt set and
+ * the vector state still saved: a hook of the entry points that calls
+ * into the Go side (annotations.c). */
+typedef void hg_saving_fn(struct hg_thread *t, uint64_t *regs, uint64_t info);
+HG_SLOW HG_INTERNAL __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_thread *t, hg_saving_fn *fn,
+										 uint64_t *regs, uint64_t info);
+
+/* annotations.c: the hooks of annotation calls and Valgrind client
+ * requests (abi.HookAnnotate, abi.HookRequest), from hg_access */
+HG_SLOW HG_INTERNAL void hg_annotate_hook(struct hg_thread *t, uint64_t addr, uint64_t info);
+
 /* ranges.c: ra is code of this library (the wrappers let such calls pass
  * straight through). */
 HG_INTERNAL int hg_from_runtime(void *ra);

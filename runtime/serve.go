@@ -110,6 +110,8 @@ func (s *server) call(req *C.struct_hg_req, p1, p2 []byte, memfd int) int64 {
 		return int64(d.Finish())
 	case C.HG_OP_FREE:
 		return int64(d.Free(tid, a[0], a[1], a[2]))
+	case C.HG_OP_BENIGN:
+		d.BenignRange(a[0], a[1], a[2] != 0)
 	}
 	return 0
 }

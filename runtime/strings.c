@@ -75,8 +75,8 @@ __attribute__((constructor)) static void hg_resolve_strings(void)
 static void hg_note(const void *addr, size_t len, int flags, void *ra)
 {
 	struct hg_thread *t = len ? hg_bufferable() : NULL;
-	if (!t)
-		return;
+	if (!t || hg_ignored(t, (uint32_t)flags))
+		return; /* inside an ignore section (annotations.c) */
 	t->ranges++;
 	t->bytes += len;
 	uint64_t pc = hg_call_pc(ra), a = (uint64_t)(uintptr_t)addr;

@@ -450,6 +450,29 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_
 	t->in_rt = 0;
 }
 
+/* hg_call_saving is hg_flush_saving followed by fn(t, regs, info), for
+ * the entry points' hooks that synchronise (annotations.c): fn may call
+ * into the Go side, and the interrupted code may hold live values in any
+ * register. in_rt covers the whole span, as there. */
+HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *regs,
+								      uint64_t info)
+{
+	if (t->in_rt || !hg_detect)
+		return;
+	t->in_rt = 1;
+	__asm__ volatile("" ::: "memory");
+	void *area = t->xsave;
+	if (hg_xsave_size)
+		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	__asm__ volatile("" ::: "memory");
+	hg_flush_guarded(t, 0);
+	fn(t, regs, info);
+	if (hg_xsave_size)
+		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	__asm__ volatile("" ::: "memory");
+	t->in_rt = 0;
+}
+
 /* hg_event buffers an event of the C wrappers (heap blocks, locks, memory
  * ranges). When the buffer is full it is flushed only if may_flush: a
  * wrapper called from inside a library (glibc may hold internal locks) must

@@ -37,7 +37,8 @@ type Detector struct {
 	rdSeg    *readLog // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
-	order    lockGraph // lock-order inversions (lockorder.go)
+	order    lockGraph    // lock-order inversions (lockorder.go)
+	benign   benignRanges // ranges whose races are not reported (benign.go)
 
 	finished       atomic.Bool
 	tooManyThreads sync.Once

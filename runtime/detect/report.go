@@ -74,6 +74,9 @@ func accessKind(flags uint8) string {
 // was recorded). The report waits in t.pending for the thread's stack
 // (emit), unless halt_on_error prints it and ends the process.
 func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev uint64, cell msm.Cell) {
+	if r.d.benign.covers(addr, size) {
+		return // declared benign by the program (benign.go)
+	}
 	ppc, ptid, pflags, psize, _ := shadow.UnpackAccess(prev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
