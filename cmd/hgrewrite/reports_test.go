@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"debug/elf"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -96,6 +97,48 @@ func TestReportText(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A stripped program whose debug information sits in a separate file
+// (objcopy --only-keep-debug, --add-gnu-debuglink, as Debian's -dbg
+// packages are made) is reported with its functions, lines and globals:
+// the debug file is found beside the rewritten program, or in its
+// .debug directory.
+func TestReportSeparateDebugFile(t *testing.T) {
+	requireTool(t, "objcopy")
+	requireTool(t, "strip")
+	for _, where := range []string{".", ".debug"} {
+		hg, lines := scoresProgram(t, "-O2")
+		dir := filepath.Dir(hg)
+		bin := strings.TrimSuffix(hg, ".hg")
+		debug := filepath.Join(dir, where, "scores.debug")
+		if err := os.MkdirAll(filepath.Dir(debug), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range [][]string{
+			{"objcopy", "--only-keep-debug", bin, debug},
+			{"strip", "--strip-all", bin},
+			{"objcopy", "--add-gnu-debuglink=" + debug, bin},
+		} {
+			if out, err := exec.Command(c[0], c[1:]...).CombinedOutput(); err != nil {
+				t.Fatalf("%v: %v\n%s", c, err, out)
+			}
+		}
+		if f, err := elf.Open(bin); err != nil || f.Section(".debug_info") != nil || f.Section(".symtab") != nil {
+			t.Fatalf("%s: not stripped (%v)", bin, err)
+		}
+		rewriteOK(t, bin, hg)
+		rep := string(runProg(t, nil, hg).stderr)
+		for _, want := range []string{
+			fmt.Sprintf("    #0 add_score scores.c:%d (scores.hg+0x", lines["RACE"]),
+			"  Location is global 'score_total' of size 8 at 0x",
+			fmt.Sprintf("  Thread T2 'sorter' created by T0 at:\n    #0 start scores.c:%d ", lines["CREATE"]),
+		} {
+			if !strings.Contains(rep, want) {
+				t.Errorf("debug file in %s: report lacks %q:\n%s", where, want, rep)
+			}
+		}
 	}
 }
 
