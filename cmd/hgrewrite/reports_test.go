@@ -2,8 +2,8 @@ package main
 
 import (
 	"bufio"
-	"debug/elf"
 	"bytes"
+	"debug/elf"
 	"encoding/json"
 	"fmt"
 	"os"
