@@ -51,7 +51,7 @@ func (s *symbolizer) library(path string) *module {
 	if s.libs == nil {
 		s.libs = map[string]*module{}
 	}
-	m := openModule(path, s.debugRoot)
+	m := openModule(path, s.debugRoot, false)
 	s.libs[path] = m
 	return m
 }

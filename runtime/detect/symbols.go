@@ -51,7 +51,7 @@ func (s *symbolizer) load() *module {
 		if exe == "" {
 			exe = "/proc/self/exe"
 		}
-		s.prog = openModule(exe, s.debugRoot)
+		s.prog = openModule(exe, s.debugRoot, true)
 		s.name = "program"
 		if p, err := filepath.EvalSymlinks(exe); err == nil {
 			s.name = filepath.Base(p)
