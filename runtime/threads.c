@@ -427,6 +427,28 @@ void hg_flush_signals(struct hg_thread *t)
 
 /* hg_flush_saving is hg_flush for the entry points: the interrupted code
  * may hold live values in any register, vector ones included. */
+/* hg_saving flushes t's events, then calls fn(t, regs, info) if fn is not
+ * NULL, with the interrupted code's vector registers saved around both:
+ * the code a trampoline interrupted may hold live values in any register.
+ * in_rt covers the whole span from xsave to xrstor: a signal handler
+ * flushing in between would overwrite the thread's one save area. */
+static inline void hg_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *regs, uint64_t info)
+{
+	t->in_rt = 1;
+	__asm__ volatile("" ::: "memory");
+	void *area = t->xsave;
+	if (hg_xsave_size)
+		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	__asm__ volatile("" ::: "memory");
+	hg_flush_guarded(t, 0);
+	if (fn)
+		fn(t, regs, info);
+	if (hg_xsave_size)
+		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	__asm__ volatile("" ::: "memory");
+	t->in_rt = 0;
+}
+
 /* force_align_arg_pointer: trampolines run at any stack alignment, and the
  * C and Go code below assumes the ABI's 16 bytes. */
 HG_SLOW __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_thread *t)
@@ -435,42 +457,18 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_flush_saving(struct hg_
 		t->n = 0;
 		return;
 	}
-	/* in_rt covers the whole span from xsave to xrstor: a signal handler
-	 * flushing in between would overwrite the thread's one save area */
-	t->in_rt = 1;
-	__asm__ volatile("" ::: "memory");
-	void *area = t->xsave;
-	if (hg_xsave_size)
-		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	hg_flush_guarded(t, 0);
-	if (hg_xsave_size)
-		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	t->in_rt = 0;
+	hg_saving(t, NULL, NULL, 0);
 }
 
 /* hg_call_saving is hg_flush_saving followed by fn(t, regs, info), for
  * the entry points' hooks that synchronise (annotations.c): fn may call
- * into the Go side, and the interrupted code may hold live values in any
- * register. in_rt covers the whole span, as there. */
+ * into the Go side. */
 HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *regs,
 								      uint64_t info)
 {
 	if (t->in_rt || !hg_detect)
 		return;
-	t->in_rt = 1;
-	__asm__ volatile("" ::: "memory");
-	void *area = t->xsave;
-	if (hg_xsave_size)
-		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	hg_flush_guarded(t, 0);
-	fn(t, regs, info);
-	if (hg_xsave_size)
-		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	__asm__ volatile("" ::: "memory");
-	t->in_rt = 0;
+	hg_saving(t, fn, regs, info);
 }
 
 /* hg_event buffers an event of the C wrappers (heap blocks, locks, memory

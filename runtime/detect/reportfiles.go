@@ -399,33 +399,29 @@ func sarifResultOf(rep *raceReport, rule int) sarifResult {
 		if i > 0 {
 			what = "Previous " + strings.ToLower(what)
 		}
-		if f, ok := firstSourceFrame(a.Stack); ok {
-			loc := sarifPlace(f)
-			if i == 0 {
-				res.Locations = append(res.Locations, loc)
-			} else {
-				id := i
-				loc.ID, loc.Message = &id, &sarifMessage{what}
-				res.RelatedLocations = append(res.RelatedLocations, loc)
-			}
-		}
-		res.Stacks = append(res.Stacks, sarifStackOf(what, a.TID, a.Stack))
+		res.place(i, what, a.TID, a.Stack)
 	}
 	for i, e := range rep.Cycle {
-		what := fmt.Sprintf("%s acquired while holding %s in thread T%d", e.To.label(), e.From.label(), e.TID)
-		if f, ok := firstSourceFrame(e.Stack); ok {
-			loc := sarifPlace(f)
-			if i == 0 {
-				res.Locations = append(res.Locations, loc)
-			} else {
-				id := i
-				loc.ID, loc.Message = &id, &sarifMessage{what}
-				res.RelatedLocations = append(res.RelatedLocations, loc)
-			}
-		}
-		res.Stacks = append(res.Stacks, sarifStackOf(what, e.TID, e.Stack))
+		res.place(i, fmt.Sprintf("%s acquired while holding %s in thread T%d", e.To.label(), e.From.label(), e.TID), e.TID, e.Stack)
 	}
 	return res
+}
+
+// place adds the i-th stack of a report (an access, or an acquisition of
+// a lock-order cycle) to its result: the first as the result's location,
+// the others as related locations saying what they are; all as stacks.
+func (res *sarifResult) place(i int, what string, tid int32, stack []Frame) {
+	if f, ok := firstSourceFrame(stack); ok {
+		loc := sarifPlace(f)
+		if i == 0 {
+			res.Locations = append(res.Locations, loc)
+		} else {
+			id := i
+			loc.ID, loc.Message = &id, &sarifMessage{what}
+			res.RelatedLocations = append(res.RelatedLocations, loc)
+		}
+	}
+	res.Stacks = append(res.Stacks, sarifStackOf(what, tid, stack))
 }
 
 // summaryLine is a report in one line, for SARIF's result message.
