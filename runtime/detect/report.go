@@ -2,6 +2,7 @@ package detect
 
 import (
 	"os"
+	"strings"
 	"sync"
 
 	"hgrewrite/abi"
@@ -244,7 +245,11 @@ func (r *reporter) framesFrom(stack []uint64, started bool) []Frame {
 				break // what calls main is the C library's start-up, the same in every report
 			}
 		} else {
-			out = append(out, r.sym.libFrames(ra-1)...)
+			lib := r.sym.libFrames(ra - 1)
+			if strings.HasPrefix(lib[len(lib)-1].Func, "__libc_start") {
+				break // below main, in a program whose main has no name
+			}
+			out = append(out, lib...)
 		}
 	}
 	return out

@@ -82,13 +82,17 @@ func (s *symbolizer) frames(linkPC uint64) []Frame {
 	return s.moduleFrames(m, s.name, linkPC, linkPC+s.bias)
 }
 
-// function is the start of the main program's function (by its ELF
-// symbol) that holds link-time address pc.
+// function is the start of the main program's function that holds
+// link-time address pc: by its ELF symbol, else (a stripped program) by
+// the unwind information's table of functions.
 func (s *symbolizer) function(pc uint64) (uint64, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fn, ok := lookup(s.load().funcs, pc)
-	return fn.addr, ok && fn.size > 0
+	m := s.load()
+	if fn, ok := lookup(m.funcs, pc); ok && fn.size > 0 {
+		return fn.addr, true
+	}
+	return startOf(m.starts, pc) // a stripped program: by its unwind information
 }
 
 // moduleFrames symbolises link-time address link of module m (reported

@@ -32,6 +32,9 @@ type module struct {
 	objs  []sym  // sorted by addr
 	dw    *dwarfIndex
 	loads []elf.ProgHeader // PT_LOAD segments: a library's run-time addresses to link-time ones
+	// the functions' starts by unwind information (ehframe.go), for a
+	// program without symbols; read with lines only
+	starts []uint64
 }
 
 // openModule reads the ELF file at path, and the separate debug file it
@@ -56,6 +59,7 @@ func openModule(path, debugRoot string, lines bool) *module {
 	var d *dwarf.Data
 	if lines {
 		d, _ = f.DWARF()
+		m.starts = functionStarts(f)
 	}
 	if (lines && d == nil) || f.Section(".symtab") == nil {
 		if df := findDebugFile(f, path, debugRoot); df != nil {
