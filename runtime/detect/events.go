@@ -23,6 +23,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 // events that follow it in the batch.
 func (d *Detector) event(t *thread, e Event, rest []Event) {
 	pc, size, flags := abi.SplitInfo(e.Info)
+	t.accessSP = 0 // known for plain accesses only (below)
 	switch {
 	case flags&(abi.Lock|abi.Unlock) != 0:
 		if d.opts.Lib {

@@ -28,6 +28,7 @@ func (d *Detector) Free(tid int32, addr, size, pc uint64) int {
 	if t.cond.recording {
 		d.handoffWrite(t, addr, min(size, freeCheckBytes))
 	}
+	t.accessSP = 0 // a wrapper's check: no stack pointer of the program's (reportstack.go)
 	d.access(t, addr, min(size, freeCheckBytes), uint32(pc), abi.Write|accessFree)
 	d.mem.Reset(addr, size)
 	d.heap.remove(addr)

@@ -18,7 +18,6 @@ import (
 // under its lock.
 type reportFiles struct {
 	jsonPath, sarifPath string
-	json                *os.File
 	results             []sarifResult
 	rules               map[string]int // rule id -> index in the driver's rules
 	errs                []error
@@ -47,19 +46,25 @@ func (f *reportFiles) add(rep *raceReport, sym *symbolizer) {
 	}
 }
 
+// writeJSON appends rep's line to the JSON file, opened for that write
+// only: the program may close or reuse any descriptor it did not open
+// itself (a daemon closing all of them), as the log file's writer
+// (runtime/start.c hg_print) also assumes.
 func (f *reportFiles) writeJSON(rep *raceReport) {
-	if f.json == nil {
-		file, err := os.OpenFile(f.jsonPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-		if err != nil {
-			f.fail(fmt.Errorf("json_path: %v", err))
-			f.jsonPath = ""
-			return
-		}
-		f.json = file
-	}
 	line, err := json.Marshal(jsonReportOf(rep))
-	if err == nil {
-		_, err = f.json.Write(append(line, '\n'))
+	if err != nil {
+		f.fail(fmt.Errorf("json_path: %v", err))
+		return
+	}
+	file, err := os.OpenFile(f.jsonPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		f.fail(fmt.Errorf("json_path: %v", err))
+		f.jsonPath = "" // said once, at exit
+		return
+	}
+	_, err = file.Write(append(line, '\n'))
+	if cerr := file.Close(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		f.fail(fmt.Errorf("json_path: %v", err))
@@ -78,9 +83,6 @@ func (f *reportFiles) close() {
 		return
 	}
 	f.closed = true
-	if f.json != nil {
-		f.json.Close()
-	}
 	if f.sarifPath != "" {
 		if err := f.writeSARIF(); err != nil {
 			f.fail(fmt.Errorf("sarif_path: %v", err))
