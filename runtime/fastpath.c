@@ -961,9 +961,14 @@ HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
 			return;
 		t->access_sp = sp; /* the event carries it (hg_push) */
 		hg_access_slow(addr, info, 1);
+		t->access_sp = 0;
 		return;
 	}
+	if (t != NULL && !t->in_rt)
+		t->access_sp = sp; /* a write where spin variables are in use, an atomic: hg_push keeps it for plain accesses only */
 	hg_access_slow(addr, info, 0);
+	if (t != NULL && !t->in_rt)
+		t->access_sp = 0;
 }
 
 /* hg_own_now: the cell is the thread's own in its current segment

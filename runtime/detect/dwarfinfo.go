@@ -39,6 +39,9 @@ type scope struct {
 	callLine int
 	callCol  int
 	inlined  []*scope
+	// the functions a subprogram's code tail-calls (DW_TAG_call_site with
+	// DW_AT_call_tail_call), by their DIEs: reportstack.go
+	tailCalls []dwarf.Offset
 }
 
 type scopeRange struct {
@@ -212,6 +215,7 @@ func readLineTable(d *dwarf.Data, cu *dwarf.Entry) ([]lineEntry, []*dwarf.LineFi
 // skipped.
 func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 	var stack []*scope // the scope around each open DIE with children
+	var fn *scope      // the subprogram being read, for its tail calls
 	depth := 1         // the unit's children are open
 	for depth > 0 {
 		e, err := r.Next()
@@ -231,6 +235,7 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 		switch e.Tag {
 		case dwarf.TagSubprogram:
 			inner = x.newScope(e, nil)
+			fn = inner
 			if inner != nil {
 				for _, rg := range inner.ranges {
 					u.funcs = append(u.funcs, scopeRange{rg[0], rg[1], inner})
@@ -243,6 +248,14 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 				}
 			}
 		case dwarf.TagLexDwarfBlock, dwarf.TagNamespace, dwarf.TagModule:
+		case tagCallSite, tagGNUCallSite:
+			if to, ok := tailCallDIE(e); ok && fn != nil && outer != nil {
+				fn.tailCalls = append(fn.tailCalls, to)
+			}
+			if e.Children {
+				r.SkipChildren()
+			}
+			continue
 		default:
 			if e.Children {
 				r.SkipChildren()
@@ -254,6 +267,32 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 			stack = append(stack, inner)
 		}
 	}
+}
+
+// The call-site DIEs (DWARF 5, and GCC's extension before it) and their
+// attributes that say a call is a tail call and to what; Go's
+// debug/dwarf has no names for them.
+const (
+	tagCallSite      dwarf.Tag  = 0x48
+	tagGNUCallSite   dwarf.Tag  = 0x4109
+	attrCallOrigin   dwarf.Attr = 0x7f
+	attrCallTailCall dwarf.Attr = 0x82
+	attrGNUTailCall  dwarf.Attr = 0x2115
+)
+
+// tailCallDIE is the DIE of the function a call-site DIE tail-calls.
+func tailCallDIE(e *dwarf.Entry) (dwarf.Offset, bool) {
+	tail, _ := e.Val(attrCallTailCall).(bool)
+	gnu, _ := e.Val(attrGNUTailCall).(bool)
+	if !tail && !gnu {
+		return 0, false
+	}
+	for _, a := range []dwarf.Attr{attrCallOrigin, dwarf.AttrAbstractOrigin} {
+		if off, ok := e.Val(a).(dwarf.Offset); ok {
+			return off, true
+		}
+	}
+	return 0, false
 }
 
 // newScope makes the scope of a subprogram or inlined subroutine DIE, and
@@ -277,6 +316,18 @@ func (x *dwarfIndex) newScope(e *dwarf.Entry, outer *scope) *scope {
 		outer.inlined = append(outer.inlined, s)
 	}
 	return s
+}
+
+// lowPC is the start of the code of the DIE at off, if it has code.
+func (x *dwarfIndex) lowPC(off dwarf.Offset) (uint64, bool) {
+	r := x.d.Reader()
+	r.Seek(off)
+	e, err := r.Next()
+	if err != nil || e == nil {
+		return 0, false
+	}
+	lo, ok := e.Val(dwarf.AttrLowpc).(uint64)
+	return lo, ok
 }
 
 // attrLinkageNameMIPS is DW_AT_MIPS_linkage_name, the linkage name of

@@ -95,6 +95,51 @@ func (s *symbolizer) function(pc uint64) (uint64, bool) {
 	return startOf(m.starts, pc) // a stripped program: by its unwind information
 }
 
+// tailCallee is a function that a function of the main program may end
+// with a tail call to, as its DWARF call sites say: its start when the
+// call site names a definition with code, and its (linkage) name.
+type tailCallee struct {
+	start uint64 // 0 when unknown (a declaration: another file's, a library's)
+	name  string
+}
+
+// tailCallees are the functions the main program's function at link-time
+// pc may tail-call.
+func (s *symbolizer) tailCallees(pc uint64) []tailCallee {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.load()
+	if m.dw == nil {
+		return nil
+	}
+	chain, _ := m.dw.chain(pc)
+	if len(chain) == 0 {
+		return nil
+	}
+	var out []tailCallee
+	for _, off := range chain[0].tailCalls {
+		lo, _ := m.dw.lowPC(off)
+		out = append(out, tailCallee{lo, m.dw.dieName(off)})
+	}
+	return out
+}
+
+// tailReaches says whether the main program's function at link-time pc
+// may, through up to depth tail calls, have handed its frame to the
+// function that starts at start (0: unknown) or is named name ("":
+// unknown).
+func (s *symbolizer) tailReaches(pc, start uint64, name string, depth int) bool {
+	for _, c := range s.tailCallees(pc) {
+		if c.start != 0 && c.start == start || name != "" && c.name == name {
+			return true
+		}
+		if depth > 1 && c.start != 0 && s.tailReaches(c.start, start, name, depth-1) {
+			return true
+		}
+	}
+	return false
+}
+
 // moduleFrames symbolises link-time address link of module m (reported
 // as name), whose run-time address is pc. The caller holds s.mu.
 func (s *symbolizer) moduleFrames(m *module, name string, link, pc uint64) []Frame {
