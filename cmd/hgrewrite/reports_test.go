@@ -231,15 +231,7 @@ func checkJSONReport(t *testing.T, path string, line int) {
 
 func checkSARIF(t *testing.T, path string, line int) {
 	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log map[string]any
-	if err := json.Unmarshal(data, &log); err != nil {
-		t.Fatal(err)
-	}
-	sarifcheck.Log(t, log)
+	log := sarifcheck.File(t, path)
 	res := log["runs"].([]any)[0].(map[string]any)["results"].([]any)
 	if len(res) != 1 {
 		t.Fatalf("%d SARIF results, want 1", len(res))

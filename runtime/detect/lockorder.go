@@ -69,7 +69,6 @@ type lockGraph struct {
 	in       map[uint64]map[uint64]bool      // to -> from: the edges into each mutex
 	nodes    atomic.Pointer[[]uint64]        // the mutexes with an edge, sorted; never changed once published
 	reported map[string]bool                 // the cycles reported, by cycleKey
-	cycles   int                             // len(reported)
 }
 
 // add records the edge from -> to, first acquired by thread by with
@@ -110,7 +109,6 @@ func (g *lockGraph) add(from, to uint64, by lockThread, stack []uint64) []lockEd
 		return nil
 	}
 	g.reported[key] = true
-	g.cycles++
 	return cycle
 }
 
@@ -247,7 +245,7 @@ func (g *lockGraph) holds(addr, size uint64) bool {
 func (g *lockGraph) cyclesFound() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.cycles
+	return len(g.reported)
 }
 
 // lockOrderNote is called at t's lock of addr (abi.Lock* bits in mode)

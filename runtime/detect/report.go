@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"sync"
@@ -157,7 +158,7 @@ func (r *reporter) publish(rep *raceReport) bool {
 		return false
 	}
 	r.d.host.Print(rep.text())
-	r.files.add(rep, &r.sym)
+	r.files.add(rep)
 	return true
 }
 
@@ -167,7 +168,7 @@ func (r *reporter) verdict(t *thread, cell msm.Cell) string {
 	v := "Detected by MSM-" + r.d.opts.MSM + ": the location is now in state " + cell.State.String() + "."
 	if r.d.opts.Verbosity > 0 {
 		pt := epochTID(cell.TS)
-		v += sprintf("\n  Last ordered segment T%d@%d; T%d has seen T%d up to %d.", pt, uint64(cell.TS)&shadow.CellClockMask,
+		v += fmt.Sprintf("\n  Last ordered segment T%d@%d; T%d has seen T%d up to %d.", pt, uint64(cell.TS)&shadow.CellClockMask,
 			t.tid, pt, t.vc.Get(pt))
 	}
 	return v
@@ -338,12 +339,12 @@ func (r *reporter) summaryLocked() int {
 	if r.races > 0 {
 		extra := ""
 		if r.races > r.reports {
-			extra = sprintf(" (%d printed, max_reports=%d)", r.reports, r.d.opts.MaxReports)
+			extra = fmt.Sprintf(" (%d printed, max_reports=%d)", r.reports, r.d.opts.MaxReports)
 		}
-		r.d.host.Print(sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.module(), extra))
+		r.d.host.Print(fmt.Sprintf("SUMMARY: hgrewrite: %d data race(s) reported in %s%s\n", r.races, r.sym.module(), extra))
 	}
 	if r.inversions > 0 {
-		r.d.host.Print(sprintf("SUMMARY: hgrewrite: %d lock-order inversion(s) (potential deadlocks) reported in %s\n",
+		r.d.host.Print(fmt.Sprintf("SUMMARY: hgrewrite: %d lock-order inversion(s) (potential deadlocks) reported in %s\n",
 			r.inversions, r.sym.module()))
 	}
 	if r.sup != nil && (r.d.opts.Verbosity > 0 || r.d.opts.Stats) {

@@ -108,8 +108,9 @@ func buildProgram(t *testing.T, src string) string {
 	return exe
 }
 
-// elfSymbols maps the names of a program's symbols to their addresses.
-func elfSymbols(t *testing.T, exe string) map[string]uint64 {
+// symbolTable is a program's .symtab.
+func symbolTable(t *testing.T, exe string) []elf.Symbol {
+	t.Helper()
 	f, err := elf.Open(exe)
 	if err != nil {
 		t.Fatal(err)
@@ -119,8 +120,13 @@ func elfSymbols(t *testing.T, exe string) map[string]uint64 {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return syms
+}
+
+// elfSymbols maps the names of a program's symbols to their addresses.
+func elfSymbols(t *testing.T, exe string) map[string]uint64 {
 	m := map[string]uint64{}
-	for _, s := range syms {
+	for _, s := range symbolTable(t, exe) {
 		m[s.Name] = s.Value
 	}
 	return m

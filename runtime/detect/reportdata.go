@@ -76,8 +76,6 @@ type reportThread struct {
 	Past    []reportThread
 }
 
-func sprintf(format string, a ...any) string { return fmt.Sprintf(format, a...) }
-
 // text is the report as printed: close to ThreadSanitizer's layout, so
 // that people and tools that read those read ours.
 func (rep *raceReport) text() string {
@@ -151,10 +149,10 @@ func (l reportLocation) text() string {
 	switch l.Kind {
 	case "global":
 		if l.Offset != 0 {
-			return sprintf("  Location is global '%s' at offset %d (of size %d) at %#x (%s+%#x)\n",
+			return fmt.Sprintf("  Location is global '%s' at offset %d (of size %d) at %#x (%s+%#x)\n",
 				l.Name, l.Offset, l.Size, l.Addr, l.Module, l.ModuleOffset)
 		}
-		return sprintf("  Location is global '%s' of size %d at %#x (%s+%#x)\n", l.Name, l.Size, l.Addr, l.Module, l.ModuleOffset)
+		return fmt.Sprintf("  Location is global '%s' of size %d at %#x (%s+%#x)\n", l.Name, l.Size, l.Addr, l.Module, l.ModuleOffset)
 	case "heap":
 		var b strings.Builder
 		fmt.Fprintf(&b, "  Location is heap block of size %d at %#x (offset %d), allocated by thread T%d at:\n",
@@ -165,7 +163,7 @@ func (l reportLocation) text() string {
 		writeFrames(&b, l.Alloc)
 		return b.String()
 	}
-	return sprintf("  Location at %#x is not a global variable or live heap block of %s (stack or a library's memory).\n", l.Addr, l.Module)
+	return fmt.Sprintf("  Location at %#x is not a global variable or live heap block of %s (stack or a library's memory).\n", l.Addr, l.Module)
 }
 
 // label names a mutex: "'name' (0x...)" for a global, else its address.

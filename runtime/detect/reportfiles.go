@@ -34,7 +34,7 @@ func expandPid(path string, pid int) string {
 }
 
 // add writes rep to the JSON file and keeps its SARIF result.
-func (f *reportFiles) add(rep *raceReport, sym *symbolizer) {
+func (f *reportFiles) add(rep *raceReport) {
 	if f.closed {
 		return
 	}

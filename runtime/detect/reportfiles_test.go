@@ -76,15 +76,7 @@ func TestJSONReports(t *testing.T) {
 // generic JSON (not through our own types).
 func TestSARIFLog(t *testing.T) {
 	_, path, _ := racesInFiles(t)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log map[string]any
-	if err := json.Unmarshal(data, &log); err != nil {
-		t.Fatal(err)
-	}
-	sarifcheck.Log(t, log)
+	log := sarifcheck.File(t, path)
 	results := log["runs"].([]any)[0].(map[string]any)["results"].([]any)
 	if len(results) != 1 {
 		t.Fatalf("%d results, want 1", len(results))
@@ -111,13 +103,5 @@ func TestSARIFEmpty(t *testing.T) {
 	if races, _ := b.finish(); races != 0 {
 		t.Fatal(races)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var log map[string]any
-	if err := json.Unmarshal(data, &log); err != nil {
-		t.Fatal(err)
-	}
-	sarifcheck.Log(t, log)
+	sarifcheck.File(t, path)
 }

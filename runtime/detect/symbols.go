@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -188,29 +187,6 @@ func lookup(v []sym, addr uint64) (sym, bool) {
 		}
 	}
 	return label, found
-}
-
-// code describes a link-time code address of the main program in one
-// line: "func+0xoff file:line (prog+0xpc)", with the function the code
-// belongs to (not one inlined into it) and the line in it, which for
-// inlined code is the call site.
-func (s *symbolizer) code(pc uint64) string {
-	fr := s.frames(pc)
-	f := fr[len(fr)-1]
-	out := fmt.Sprintf("%#x", pc)
-	if f.Func != "" {
-		out = f.Func
-		s.mu.Lock()
-		fn, ok := lookup(s.prog.funcs, pc)
-		s.mu.Unlock()
-		if ok && pc != fn.addr {
-			out += fmt.Sprintf("+%#x", pc-fn.addr)
-		}
-	}
-	if f.Line != 0 {
-		out += fmt.Sprintf(" %s:%d", filepath.Base(f.File), f.Line)
-	}
-	return fmt.Sprintf("%s (%s+%#x)", out, f.Module, pc)
 }
 
 // global names the global variable containing a link-time data address.

@@ -74,16 +74,7 @@ func run(t *testing.T, tool string, args ...string) {
 
 // funcRange is the address range of a function symbol of exe.
 func funcRange(t *testing.T, exe, name string) (lo, hi uint64) {
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, s := range syms {
+	for _, s := range symbolTable(t, exe) {
 		if s.Name == name {
 			return s.Value, s.Value + s.Size
 		}
@@ -146,15 +137,12 @@ func TestFramesInline(t *testing.T) {
 	exe := compile(t, dir, "prog", inlineProgram, "-O2", "-g")
 	s := &symbolizer{exe: exe, host: &fakeHost{}, bias: 0x1000}
 	pc := checkInlineChain(t, s, exe)
-	// code names the function the code belongs to, at the call site.
-	lo, _ := funcRange(t, exe, "main")
-	off := ""
-	if pc != lo {
-		off = fmt.Sprintf("+%#x", pc-lo)
-	}
-	want := fmt.Sprintf("main%s prog.c:%d (prog+%#x)", off, markerLine(t, inlineProgram, "MAIN"), pc)
-	if got := s.code(pc); got != want {
-		t.Errorf("code(%#x) = %q, want %q", pc, got, want)
+	// the outermost frame is the function the code belongs to, printed
+	// at the call site
+	fr := s.frames(pc)
+	want := fmt.Sprintf("main prog.c:%d (prog+%#x)", markerLine(t, inlineProgram, "MAIN"), pc)
+	if got := fr[len(fr)-1].text(); got != want {
+		t.Errorf("outer frame of %#x = %q, want %q", pc, got, want)
 	}
 }
 
@@ -350,18 +338,9 @@ func TestDebugBuildID(t *testing.T) {
 
 // funcAddrs are the addresses of exe's function symbols, each once.
 func funcAddrs(t *testing.T, exe string) []uint64 {
-	f, err := elf.Open(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	syms, err := f.Symbols()
-	if err != nil {
-		t.Fatal(err)
-	}
 	seen := map[uint64]bool{}
 	var out []uint64
-	for _, s := range syms {
+	for _, s := range symbolTable(t, exe) {
 		if elf.ST_TYPE(s.Info) == elf.STT_FUNC && s.Value != 0 && !seen[s.Value] {
 			seen[s.Value] = true
 			out = append(out, s.Value)

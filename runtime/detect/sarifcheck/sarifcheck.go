@@ -5,15 +5,28 @@
 package sarifcheck
 
 import (
+	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"testing"
 )
 
-// Log reports through t every way log breaks those rules.
-func Log(t testing.TB, log map[string]any) {
+// File reads the SARIF log at path, reports through t every way it
+// breaks those rules, and returns it as generic JSON for the caller's own
+// checks.
+func File(t testing.TB, path string) map[string]any {
 	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log map[string]any
+	if err := json.Unmarshal(data, &log); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
 	validator{t}.check(log)
+	return log
 }
 
 type validator struct{ t testing.TB }
