@@ -14,7 +14,7 @@ package abi
 // entry slots; trampolines call through them.
 const (
 	HeaderMagic      = "HGRWDAT1"
-	HeaderVersion    = 2
+	HeaderVersion    = 3
 	HeaderSize       = 64
 	HdrOffVersion    = 8  // uint32
 	HdrOffFlags      = 12 // uint32: HdrFlagPIE
@@ -23,6 +23,7 @@ const (
 	HdrOffSlotAccess = 32 // uint64: void (*)(uint64 addr, uint64 info)
 	HdrOffSlotRange  = 40 // uint64: void (*)(uint64 addr, uint64 info, uint64 count)
 	HdrOffSlotBatch  = 48 // uint64: void (*)(const uint64 *pairs, uint64 n): n (addr, info) pairs
+	HdrOffSlotTrace  = 56 // int64: the thread pointer offset of the call trace's TLS pointer; 0 until the runtime sets it
 	HdrFlagPIE       = 1
 )
 
@@ -36,6 +37,31 @@ const (
 const (
 	TrampolineRedZone = 128
 	TrampolineSaved   = TrampolineRedZone + 24
+)
+
+// The call trace. Each program function's entry appends an entry to the
+// calling thread's trace (patch, entryGlue), without a call and without
+// touching flags or any register it does not restore: the runtime's
+// initial-exec TLS variable at thread-pointer offset *HdrOffSlotTrace
+// points to the thread's trace, a 16-bit byte position at offset 0 and
+// TraceBytes of entries from offset TraceHeader, a ring the position
+// wraps around by itself (16-bit arithmetic). An entry is two words:
+//
+//	word 0: the low 32 bits of rsp at the entry (the return address's
+//	        slot) | the function's link-time start << 32
+//	word 1: the return address
+//
+// Word 0's high half is TraceMarkEpoch in an entry the runtime adds when
+// the thread's published epoch changes (word 1 holds the new cell epoch),
+// and TraceMarkReset where the trace passed to a new thread. Reports
+// replay a thread's trace to restore the callers of an earlier access
+// (runtime/detect, calltrace.go).
+const (
+	TraceHeader    = 16
+	TraceBytes     = 1 << 16
+	TraceEntry     = 16
+	TraceMarkEpoch = 0xffffffff
+	TraceMarkReset = 0xfffffffe
 )
 
 // EventLenSP marks the len word of a plain access event (one that is no

@@ -45,8 +45,14 @@ func defines() [][]define {
 		num("HG_HDR_OFF_SLOT_ACCESS", abi.HdrOffSlotAccess, ""),
 		num("HG_HDR_OFF_SLOT_RANGE", abi.HdrOffSlotRange, ""),
 		num("HG_HDR_OFF_SLOT_BATCH", abi.HdrOffSlotBatch, ""),
+		num("HG_HDR_OFF_SLOT_TRACE", abi.HdrOffSlotTrace, ""),
 		num("HG_FLAG_PIE", abi.HdrFlagPIE, ""),
 		num("HG_TRAMPOLINE_SAVED", abi.TrampolineSaved, "bytes a trampoline's rsp is below the program's at its call, at most"),
+		num("HG_TRACE_HEADER", abi.TraceHeader, "the call trace of function entries (abi: one ring per thread)"),
+		num("HG_TRACE_BYTES", abi.TraceBytes, ""),
+		num("HG_TRACE_ENTRY", abi.TraceEntry, ""),
+		hex("HG_TRACE_MARK_EPOCH", abi.TraceMarkEpoch, ""),
+		hex("HG_TRACE_MARK_RESET", abi.TraceMarkReset, ""),
 		define{"HG_EVENT_LEN_SP", "(1ull << 63)", "a plain access event's len: the program's rsp at the access"},
 	}
 	info := []define{

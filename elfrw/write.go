@@ -53,6 +53,11 @@ func (l *Layout) SlotAccess() uint64 { return l.DataAddr + abi.HdrOffSlotAccess 
 func (l *Layout) SlotRange() uint64  { return l.DataAddr + abi.HdrOffSlotRange }
 func (l *Layout) SlotBatch() uint64  { return l.DataAddr + abi.HdrOffSlotBatch }
 
+// SlotTrace is the address of the call trace's slot: the thread-pointer
+// offset of the runtime's trace pointer, 0 (no tracing) until the
+// runtime sets it, so it takes no relocation.
+func (l *Layout) SlotTrace() uint64 { return l.DataAddr + abi.HdrOffSlotTrace }
+
 func alignUp(v, a uint64) uint64 { return (v + a - 1) &^ (a - 1) }
 
 const phdrSize = 56

@@ -24,18 +24,19 @@ type snippet struct {
 
 // templates are assembled once; every trampoline copies them.
 type templates struct {
-	enter, leave           snippet // save/restore flags, rdi, rsi around an access call
-	enterNF, leaveNF       snippet // the same without the flags, where the code overwrites them first
-	enterRange, leaveRange snippet // the same plus rdx, for string instructions
-	info                   snippet // movabs $info, %rsi (imm64)
-	callSlot               snippet // call *slot(%rip) (disp32)
-	leaRIP                 snippet // lea target(%rip), %rdi (disp32)
-	srcToRdi               snippet // mov %rsi, %rdi
-	countRcx               snippet // mov %rcx, %rdx
-	countOne               snippet // mov $1, %edx
-	pushRet                snippet // push %rax; push %rax; lea ret(%rip), %rax; mov %rax, 8(%rsp); pop %rax (disp32 of the lea)
-	jmpRel                 snippet // jmp rel32
-	ret                    snippet // the default slot target
+	enter, leave           snippet       // save/restore flags, rdi, rsi around an access call
+	enterNF, leaveNF       snippet       // the same without the flags, where the code overwrites them first
+	enterRange, leaveRange snippet       // the same plus rdx, for string instructions
+	info                   snippet       // movabs $info, %rsi (imm64)
+	callSlot               snippet       // call *slot(%rip) (disp32)
+	leaRIP                 snippet       // lea target(%rip), %rdi (disp32)
+	srcToRdi               snippet       // mov %rsi, %rdi
+	countRcx               snippet       // mov %rcx, %rdx
+	countOne               snippet       // mov $1, %edx
+	pushRet                snippet       // push %rax; push %rax; lea ret(%rip), %rax; mov %rax, 8(%rsp); pop %rax (disp32 of the lea)
+	jmpRel                 snippet       // jmp rel32
+	ret                    snippet       // the default slot target
+	entry                  entryTemplate // the call trace's glue at a function's entry (trace.go)
 }
 
 var (
@@ -144,6 +145,9 @@ func (t *templates) build() error {
 		a.add(obj.ARET, none(), none())
 	})
 	if err != nil {
+		return err
+	}
+	if t.entry, err = buildEntryTemplate(); err != nil {
 		return err
 	}
 	return t.check()

@@ -35,6 +35,7 @@ type Layout struct {
 	SlotAccess uint64 // 8-byte slot holding the runtime's access entry point
 	SlotRange  uint64 // 8-byte slot holding the runtime's range entry point
 	SlotBatch  uint64 // 8-byte slot holding the runtime's batch entry point
+	SlotTrace  uint64 // 8-byte slot holding the call trace's TLS offset (abi.HdrOffSlotTrace)
 	PIE        bool   // code is position-independent: no absolute addresses
 }
 
@@ -54,6 +55,9 @@ type Options struct {
 	// together, at the first of them (elide.Batches): a group's number
 	// for each member.
 	Batches map[uint64]int
+	// TraceCalls puts the call-trace glue at every function's entry
+	// (trace.go): reports then restore an earlier access's callers.
+	TraceCalls bool
 }
 
 // Range is the half-open address range [Start, End).
@@ -84,6 +88,8 @@ type Stats struct {
 	Hooks        int            // loop hooks placed
 	HooksSkipped int            // loop hooks whose block could not be relocated
 	Batched      int            // instrumented accesses checked by an earlier one's batch call (elide.Batches)
+	Traced       int            // functions whose entry appends to the call trace (Options.TraceCalls)
+	TraceSkipped int            // functions whose entry block could not take the call-trace glue
 }
 
 // Result is the plan's output.
@@ -121,6 +127,7 @@ type planned struct {
 	tramp   uint64 // trampoline address
 	batched int    // accesses checked by a batch call at an earlier one (Stats.Batched)
 	island  uint64 // island address, short blocks only
+	traced  bool   // a function's entry: the call-trace glue goes first
 }
 
 // Rewrite builds the trampolines and the code patches for graph g.
@@ -148,7 +155,7 @@ func Rewrite(g *cfg.Graph, code CodeReader, lay Layout, opt Options) (*Result, e
 				fmt.Fprintf(os.Stderr, "block %#x: %v\n", blk.Start, err)
 			}
 			b.res.Stats.Skipped[skipReloc] += p.sites
-			b.failHooks(blk)
+			b.failPlanned(p)
 			continue
 		}
 		if fitsJmp32(p) {
@@ -171,6 +178,18 @@ type builder struct {
 	res      *Result
 	leaCache map[disasm.MemOp][]byte
 	asmCache map[string][]byte // batchGlue's pieces (asm)
+}
+
+// failPlanned counts what a planned block that could not be patched
+// loses: its loop hooks (patched again without them) and its entry's
+// call trace (not traced: nothing else depends on it).
+func (b *builder) failPlanned(p *planned) {
+	if p.hooks > 0 {
+		b.failHooks(p.block)
+	}
+	if p.traced {
+		b.res.Stats.TraceSkipped++
+	}
 }
 
 func (b *builder) failHooks(blk *cfg.Block) {
@@ -212,7 +231,8 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	} else {
 		p.hooks = b.hookCount(blk.Start, blk.End, insts)
 	}
-	if p.sites == 0 && p.hooks == 0 {
+	p.traced = b.traced(blk)
+	if p.sites == 0 && p.hooks == 0 && !p.traced {
 		return nil, false
 	}
 	if isEndbr(b.code(insts[0].Addr, uint64(insts[0].Len))) {
@@ -220,12 +240,17 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	}
 	if blk.End-p.start < jmp8Len {
 		b.res.Stats.Skipped[skipShort] += p.sites
-		if p.hooks > 0 {
-			b.failHooks(blk)
-		}
+		b.failPlanned(p)
 		return nil, false
 	}
 	return p, true
+}
+
+// traced says whether blk is a function's entry block that takes the
+// call-trace glue: code the unwind information covers, as for accesses.
+func (b *builder) traced(blk *cfg.Block) bool {
+	return b.opt.TraceCalls && blk.Func >= 0 && b.g.Funcs[blk.Func].Start == blk.Start &&
+		(!b.g.HasUnwind || blk.Unwound)
 }
 
 func isEndbr(c []byte) bool {
@@ -282,6 +307,11 @@ func (b *builder) trampoline(p *planned) error {
 		in := &insts[i]
 		if in.Addr < p.start {
 			continue
+		}
+		if p.traced && in.Addr == p.start {
+			if buf, err = b.entryGlue(buf, p.block.Start); err != nil {
+				break
+			}
 		}
 		if b.opt.Hooks.waitCall(in.Addr) {
 			if buf, err = b.hookGlue(buf, in.Addr, abi.HookWait, Value{}); err != nil {

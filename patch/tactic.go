@@ -56,7 +56,7 @@ func (b *builder) place(long, short []*planned) {
 	for _, p := range short {
 		if !b.island(p, free) {
 			b.res.Stats.Skipped[skipShort] += p.sites
-			b.failHooks(p.block)
+			b.failPlanned(p)
 			continue
 		}
 		b.done(p, TacticJmp8Island)
@@ -69,6 +69,9 @@ func (b *builder) done(p *planned, t Tactic) {
 	b.res.Stats.Instrumented += p.sites
 	b.res.Stats.Batched += p.batched
 	b.res.Stats.Hooks += p.hooks
+	if p.traced {
+		b.res.Stats.Traced++
+	}
 }
 
 // jump32 writes `jmp tramp` at from and fills the rest of the block with int3.

@@ -28,6 +28,7 @@ type Options struct {
 	InstrumentStack bool          // also rsp- and frame-pointer-relative accesses
 	KeepRedundant   bool          // check accesses package elide finds redundant too
 	NoBatch         bool          // one runtime call per access, not per group (elide.Batches)
+	NoCallTrace     bool          // no call-trace glue at function entries (patch/trace.go)
 	Loops           bool          // find wait-enclosing and spinning-read loops and instrument them
 	LoopOptions     loops.Options // their size limits
 }
@@ -47,7 +48,7 @@ type Result struct {
 func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	g, bad := Graph(bin)
 	r := &Result{Graph: g, Undecodable: bad}
-	popt := patch.Options{InstrumentStack: opt.InstrumentStack, ReadOnly: readOnly(bin)}
+	popt := patch.Options{InstrumentStack: opt.InstrumentStack, ReadOnly: readOnly(bin), TraceCalls: !opt.NoCallTrace}
 	var li loops.Input
 	if opt.Loops {
 		start := time.Now()
@@ -102,7 +103,8 @@ func elideInput(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) elide.Input
 // functions whose entry hook could not be placed (entries: by the start
 // of their first block), whose calls are hooked instead.
 func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.Input, lr *loops.Result, entries map[uint64]uint64, opt patch.Options) (*patch.Result, error) {
-	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), SlotBatch: lay.SlotBatch(), PIE: bin.PIE}
+	pl := patch.Layout{TextAddr: lay.TextAddr, SlotAccess: lay.SlotAccess(), SlotRange: lay.SlotRange(), SlotBatch: lay.SlotBatch(),
+		SlotTrace: lay.SlotTrace(), PIE: bin.PIE}
 	code := func(addr, n uint64) []byte { return bin.Bytes(addr, n) }
 	res, err := patch.Rewrite(g, code, pl, opt)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"hgrewrite/abi"
 	"hgrewrite/runtime/detect"
 )
 
@@ -18,7 +19,26 @@ import (
 func publishEpoch(tid int32, e uint64) {
 	if tid >= 0 && tid < C.HG_MAX_THREADS {
 		atomic.StoreUint64((*uint64)(unsafe.Pointer(&C.hg_epochs[tid])), e)
+		markTrace(tid, e)
 	}
+}
+
+// markTrace marks thread tid's call trace where its segment e begins
+// (abi.TraceMarkEpoch; runtime/calltrace.c), between the function entries
+// of the two segments: the thread itself is in the runtime, and its next
+// access reads the new epoch. A creator publishing its new thread's first
+// epoch marks the ring of the id's last thread, harmlessly: the new
+// thread marks the ring's entries before its own as over.
+func markTrace(tid int32, e uint64) {
+	chunk := atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&C.hg_trace_chunks[tid/C.HG_TRACE_CHUNK])))
+	if chunk == nil {
+		return
+	}
+	tr := (*C.struct_hg_trace)(unsafe.Add(chunk, uintptr(tid%C.HG_TRACE_CHUNK)*unsafe.Sizeof(C.struct_hg_trace{})))
+	pos := uint16(tr.pos)
+	tr.pos = C.uint16_t(pos + abi.TraceEntry)
+	tr.w[pos/8] = C.uint64_t(abi.TraceMarkEpoch << 32)
+	tr.w[pos/8+1] = C.uint64_t(e)
 }
 
 // publishLocks stores a thread's lockset ids where the C fast path reads

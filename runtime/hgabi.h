@@ -6,7 +6,7 @@
 
 /* the runtime header (struct hg_header in hgrt.h) */
 #define HG_MAGIC "HGRWDAT1"
-#define HG_VERSION 2
+#define HG_VERSION 3
 #define HG_HEADER_SIZE 64
 #define HG_HDR_OFF_VERSION 8
 #define HG_HDR_OFF_FLAGS 12
@@ -15,9 +15,16 @@
 #define HG_HDR_OFF_SLOT_ACCESS 32
 #define HG_HDR_OFF_SLOT_RANGE 40
 #define HG_HDR_OFF_SLOT_BATCH 48
+#define HG_HDR_OFF_SLOT_TRACE 56
 #define HG_FLAG_PIE 1
 /* bytes a trampoline's rsp is below the program's at its call, at most */
 #define HG_TRAMPOLINE_SAVED 152
+/* the call trace of function entries (abi: one ring per thread) */
+#define HG_TRACE_HEADER 16
+#define HG_TRACE_BYTES 65536
+#define HG_TRACE_ENTRY 16
+#define HG_TRACE_MARK_EPOCH 0xffffffffull
+#define HG_TRACE_MARK_RESET 0xfffffffeull
 /* a plain access event's len: the program's rsp at the access */
 #define HG_EVENT_LEN_SP (1ull << 63)
 

@@ -37,7 +37,7 @@ struct hg_header {
 	uint64_t slot_access; /* void (*)(uint64_t addr, uint64_t info) */
 	uint64_t slot_range;  /* void (*)(uint64_t addr, uint64_t info, uint64_t count) */
 	uint64_t slot_batch;  /* void (*)(const uint64_t *pairs, uint64_t n): n (addr, info) pairs */
-	uint64_t reserved;
+	int64_t slot_trace;   /* the thread-pointer offset of hg_trace_cur (calltrace.c), 0 until set */
 };
 _Static_assert(sizeof(struct hg_header) == HG_HEADER_SIZE, "hg_header size");
 _Static_assert(__builtin_offsetof(struct hg_header, version) == HG_HDR_OFF_VERSION, "hg_header.version");
@@ -47,6 +47,21 @@ _Static_assert(__builtin_offsetof(struct hg_header, text_size) == HG_HDR_OFF_TEX
 _Static_assert(__builtin_offsetof(struct hg_header, slot_access) == HG_HDR_OFF_SLOT_ACCESS, "hg_header.slot_access");
 _Static_assert(__builtin_offsetof(struct hg_header, slot_range) == HG_HDR_OFF_SLOT_RANGE, "hg_header.slot_range");
 _Static_assert(__builtin_offsetof(struct hg_header, slot_batch) == HG_HDR_OFF_SLOT_BATCH, "hg_header.slot_batch");
+_Static_assert(__builtin_offsetof(struct hg_header, slot_trace) == HG_HDR_OFF_SLOT_TRACE, "hg_header.slot_trace");
+
+/* A thread's call trace (calltrace.c; the layout is abi's): the program's
+ * function entries, in a ring of HG_TRACE_BYTES. */
+struct hg_trace {
+	uint16_t pos; /* the next entry's byte offset in w; wraps by itself */
+	uint16_t pad[7];
+	uint64_t w[HG_TRACE_BYTES / 8];
+};
+_Static_assert(__builtin_offsetof(struct hg_trace, w) == HG_TRACE_HEADER, "the glue's trace layout");
+/* the rings of thread ids, HG_TRACE_CHUNK ids per mapping, NULL until one
+ * of them is used (calltrace.c; the Go side marks epochs there) */
+#define HG_TRACE_CHUNK 64
+extern struct hg_trace *_Atomic hg_trace_chunks[HG_MAX_THREADS / HG_TRACE_CHUNK];
+int hg_trace_copy(int32_t tid, uint64_t *out);
 
 /* The info word. */
 #define HG_INFO_PC(i) ((uint32_t)(i))

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"hgrewrite/abi"
 	"hgrewrite/runtime/detect"
 )
 
@@ -65,6 +66,11 @@ func (cHost) Demangle(name string) string {
 func (cHost) LinkPC(ra uint64) uint64 { return uint64(C.hg_link_pc_addr(C.uint64_t(ra))) }
 
 func (cHost) InRuntime(ra uint64) bool { return C.hg_in_runtime(C.uint64_t(ra)) != 0 }
+
+func (cHost) CallTrace(tid int32) []uint64 {
+	buf := make([]uint64, abi.TraceBytes/8)
+	return buf[:C.hg_trace_copy(C.int32_t(tid), (*C.uint64_t)(unsafe.Pointer(&buf[0])))]
+}
 
 func (cHost) ForgetLockPairs() { C.hg_lockorder_forget() }
 

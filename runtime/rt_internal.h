@@ -72,6 +72,13 @@ HG_SLOW HG_INTERNAL __attribute__((force_align_arg_pointer)) void hg_call_saving
  * requests (abi.HookAnnotate, abi.HookRequest), from hg_access */
 HG_SLOW HG_INTERNAL void hg_annotate_hook(struct hg_thread *t, uint64_t addr, uint64_t info);
 
+/* calltrace.c: the slot's offset (start-up), and the calling thread's
+ * tracing into its id's ring, from when it knows the id until it has
+ * finished. */
+void hg_trace_init(struct hg_header *h);
+HG_INTERNAL void hg_trace_own(int32_t tid);
+HG_INTERNAL void hg_trace_detach(void);
+
 /* ranges.c: ra is code of this library (the wrappers let such calls pass
  * straight through). */
 HG_INTERNAL int hg_from_runtime(void *ra);

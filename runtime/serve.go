@@ -206,6 +206,10 @@ func (h childHost) InRuntime(ra uint64) bool {
 	return ra >= uint64(c.lib_lo) && ra < uint64(c.lib_hi)
 }
 
+// CallTrace: the child's call traces are in its own memory, which this
+// process cannot read.
+func (childHost) CallTrace(tid int32) []uint64 { return nil }
+
 // recMsg is a flush's region recording as the child sent it.
 type recMsg C.struct_hg_rec_msg
 

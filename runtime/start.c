@@ -257,8 +257,11 @@ __attribute__((constructor)) static void hg_init(void)
 	if (hg_opts.detect) {
 		t->tid = hgGoMainThread((GoUint64)hg_bias);
 		hg_detect = t->tid >= 0;
-		if (hg_detect) /* another thread may name it by its pthread_t */
+		if (hg_detect) { /* another thread may name it by its pthread_t */
 			hgGoThreadHandle(t->tid, (GoUint64)pthread_self());
+			hg_trace_own(t->tid);
+			hg_trace_init(hg_hdr);
+		}
 	}
 	hg_hdr->slot_access = (uint64_t)(uintptr_t)&hg_access;
 	hg_hdr->slot_range = (uint64_t)(uintptr_t)&hg_range;

@@ -104,6 +104,7 @@ static void hg_record_gone(void *p)
 		return;
 	t->in_rt = 1;
 	hg_self = &hg_overflow;
+	hg_trace_detach();
 	if (t->accesses + t->ranges > t->mark)
 		t->served++;
 	t->mark = t->accesses + t->ranges; /* counted */
@@ -215,6 +216,7 @@ void hg_retire(struct hg_thread *t)
 void hg_forked_record(struct hg_thread *t, int32_t tid)
 {
 	t->tid = tid;
+	hg_trace_own(tid);
 	t->n = 0;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
 	t->want_stack = 0;

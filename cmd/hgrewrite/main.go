@@ -60,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.opt.InstrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
 	fs.BoolVar(&c.opt.KeepRedundant, "keep-redundant", false, "also check accesses whose check an earlier access in the same basic block makes redundant")
 	fs.BoolVar(&c.opt.NoBatch, "no-batch", false, "one runtime call per checked access (default: one per group of a basic block's accesses)")
+	fs.BoolVar(&c.opt.NoCallTrace, "no-call-trace", false, "no call trace at function entries: reports then show an earlier access without its callers")
 	fs.StringVar(&c.runtimeLib, "runtime", "", "runtime library to ship with the output (default: "+elfrw.RuntimeLibName+" beside the hgrewrite binary)")
 	fs.BoolVar(&c.opt.Loops, "loops", true, "find wait-enclosing and spinning-read loops and instrument them (--loops=false: plain condition-variable and no ad-hoc synchronisation handling)")
 	fs.BoolVar(&c.listLoops, "list-loops", false, "print the wait-enclosing and spinning-read loops of INPUT and exit (no -o needed; with --stats, also counts)")

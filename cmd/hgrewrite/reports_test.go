@@ -82,6 +82,15 @@ func TestReportText(t *testing.T) {
 			if !callers.MatchString(rep) || strings.Contains(rep, "Stack of T2 at its next") {
 				t.Errorf("the current access's stack lacks its callers (by_value ... sorter):\n%s", rep)
 			}
+			// The previous access's callers come from T1's call trace
+			// (T1 has exited by then); at -O2 tally_round tail-calls
+			// add_score, and the trace shows it at the jump.
+			previous := regexp.MustCompile(`  Previous (write|read-write) of size 8 by thread T1:\n    #0 ` + regexp.QuoteMeta(race) +
+				`[^\n]*\n    #1 tally_round[\w.]* ` + regexp.QuoteMeta(fmt.Sprintf("scores.c:%d ", lines["TALLY"])) +
+				`[^\n]*\n    #2 ` + regexp.QuoteMeta(fmt.Sprintf("scorer scores.c:%d ", lines["SCORER"])) + `[^\n]*\n  Location`)
+			if !previous.MatchString(rep) {
+				t.Errorf("the previous access's stack lacks its callers (tally_round, scorer):\n%s", rep)
+			}
 			if !access.MatchString(rep) {
 				t.Errorf("report lacks T2's write against T1's on line %d:\n%s", lines["RACE"], rep)
 			}

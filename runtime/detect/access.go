@@ -83,7 +83,7 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 		}
 		r := d.granule(t, g, c, a, mask, word)
 		if r.race {
-			d.rep.race(t, addr, size, pc, flags, r.prev, r.next)
+			d.rep.race(t, addr, size, pc, flags, r.prev, r.prevClock, r.next)
 		}
 	}
 }
@@ -319,7 +319,11 @@ func (d *Detector) splits(t *thread, c *[shadow.CellWords]uint64, touched uint64
 type stepResult struct {
 	race bool
 	prev uint64 // the cell's previous-access word
-	next msm.Cell
+	// prevClock is the clock of prev's segment where the cell knows it
+	// (the exclusive owner's access, or the past owner's), else 0: reports
+	// look for prev's callers among that segment's calls (calltrace.go).
+	prevClock uint64
+	next      msm.Cell
 }
 
 // step applies access a to the bytes bytes (a mask) of cell c, whose
@@ -377,7 +381,7 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 		cur = d.afterJoin(t, cur)
 	}
 	next, race := msm.Step(d.machine, cur, a, t.env)
-	var partner uint64
+	var partner, partnerClock uint64
 	if race {
 		other := c[3]
 		if orderedPast(t, cur, other) {
@@ -395,9 +399,11 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 				return stepResult{}, false // the owner's fast path was between its two stores: step again
 			}
 		}
+		partnerClock = historyClock(cur, partner, c[2])
 	} else if partner = d.pastConflict(t, c, cur, a, bytes); partner != 0 {
 		next, race = cur, true
 		next.State = msm.Race
+		partnerClock = uint64(cur.Threads)
 	}
 	sameSegment := cur.TS == a.TS && exclusive(next.State)
 	latest, other, moved := remember(c[2], c[3], prevWord, sameSegment)
@@ -411,7 +417,23 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 	if !race {
 		t.knowMember(next)
 	}
-	return stepResult{race: race, prev: partner, next: next}, true
+	return stepResult{race: race, prev: partner, prevClock: partnerClock, next: next}, true
+}
+
+// historyClock is the clock of the segment of partner, an access in the
+// history of exclusive cell cur whose latest access is latest: the
+// owner's segment for the owner's latest access, the past owner's clock
+// for the other one (pastClock); 0 when not known.
+func historyClock(cur msm.Cell, partner, latest uint64) uint64 {
+	switch {
+	case partner == 0 || !exclusive(cur.State):
+		return 0
+	case partner == latest && accessTID(partner) == epochTID(cur.TS):
+		return uint64(cur.TS) & shadow.CellClockMask
+	case partner != latest:
+		return uint64(cur.Threads)
+	}
+	return 0
 }
 
 func exclusive(s msm.State) bool { return s == msm.ExclRead || s == msm.ExclWrite }

@@ -40,8 +40,15 @@ type scope struct {
 	callCol  int
 	inlined  []*scope
 	// the functions a subprogram's code tail-calls (DW_TAG_call_site with
-	// DW_AT_call_tail_call), by their DIEs: reportstack.go
-	tailCalls []dwarf.Offset
+	// DW_AT_call_tail_call): reportstack.go, calltrace.go
+	tailCalls []tailSite
+}
+
+// tailSite is a tail call: the callee's DIE, and the address after the
+// jump (DW_AT_call_return_pc; 0 when not given).
+type tailSite struct {
+	callee dwarf.Offset
+	after  uint64
 }
 
 type scopeRange struct {
@@ -250,7 +257,8 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 		case dwarf.TagLexDwarfBlock, dwarf.TagNamespace, dwarf.TagModule:
 		case tagCallSite, tagGNUCallSite:
 			if to, ok := tailCallDIE(e); ok && fn != nil && outer != nil {
-				fn.tailCalls = append(fn.tailCalls, to)
+				after, _ := e.Val(attrCallReturnPC).(uint64)
+				fn.tailCalls = append(fn.tailCalls, tailSite{to, after})
 			}
 			if e.Children {
 				r.SkipChildren()
@@ -275,6 +283,7 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 const (
 	tagCallSite      dwarf.Tag  = 0x48
 	tagGNUCallSite   dwarf.Tag  = 0x4109
+	attrCallReturnPC dwarf.Attr = 0x7d
 	attrCallOrigin   dwarf.Attr = 0x7f
 	attrCallTailCall dwarf.Attr = 0x82
 	attrGNUTailCall  dwarf.Attr = 0x2115

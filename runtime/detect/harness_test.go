@@ -20,7 +20,8 @@ type fakeHost struct {
 	out     strings.Builder
 	halted  bool
 	haltErr int
-	forgets int // ForgetLockPairs calls
+	forgets int                // ForgetLockPairs calls
+	traces  map[int32][]uint64 // CallTrace's answers
 }
 
 func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
@@ -40,6 +41,12 @@ func (h *fakeHost) ForgetLockPairs() {
 }
 
 func (h *fakeHost) ClockRow(tid int32) []uint64 { return nil }
+
+func (h *fakeHost) CallTrace(tid int32) []uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.traces[tid]
+}
 
 func (h *fakeHost) PublishHandoffTable(table HandoffTable, keys uintptr, bits uint) {}
 

@@ -65,6 +65,12 @@ type Host interface {
 	// InRuntime reports whether a code address is in the runtime library
 	// itself (its frames are dropped from reported stacks).
 	InRuntime(ra uint64) bool
+	// CallTrace copies thread tid's call trace (abi, "The call trace"):
+	// its words, oldest entry first, or nil when there is none to read
+	// (a forked child's detector, a program rewritten with
+	// --no-call-trace gives an empty one). It may be called with the
+	// reporter's lock held.
+	CallTrace(tid int32) []uint64
 	// ForgetLockPairs tells the C side that edges of the lock-order graph
 	// were dropped (a mutex destroyed, or the heap block holding it
 	// released): its filter of the pairs of mutexes seen

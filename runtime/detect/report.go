@@ -73,9 +73,10 @@ func accessKind(flags uint8) string {
 
 // race reports that t's access made a location enter Race. prev is the
 // packed previous access from the shadow cell (shadow.PackAccess; 0 if none
-// was recorded). The report waits in t.pending for the thread's stack
+// was recorded), prevClock the clock count of its segment (0 if not
+// known: calltrace.go). The report waits in t.pending for the thread's stack
 // (emit), unless halt_on_error prints it and ends the process.
-func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev uint64, cell msm.Cell) {
+func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, prev, prevClock uint64, cell msm.Cell) {
 	if r.d.benign.covers(addr, size) {
 		return // declared benign by the program (benign.go)
 	}
@@ -88,9 +89,10 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	rep := &raceReport{Kind: kindRace, Pid: r.pid, Addr: addr, Verdict: r.verdict(t, cell), pc: pc, sp: t.accessSP}
 	rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(flags), Size: size, TID: t.tid,
 		Stack: r.sym.frames(uint64(pc))})
+	rep.traced = r.currentCallers(t, pc)
 	if prev != 0 {
-		rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(pflags), Size: psize, TID: int32(ptid),
-			Stack: r.sym.frames(uint64(ppc))})
+		stack := append(r.sym.frames(uint64(ppc)), r.previousCallers(int32(ptid), ppc, prevClock)...)
+		rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(pflags), Size: psize, TID: int32(ptid), Stack: stack})
 	}
 	rep.Location = r.location(addr)
 	rep.Locks = r.locksHeld(t, flags)
@@ -196,8 +198,9 @@ func (d *Detector) Stack(tid int32, stack CallStack) {
 // exit). Reports found when the buffer filled up inside instrumented code
 // wait for that call: trampolines have no unwind information. Where the
 // function that made the access is still on that stack, its callers are
-// the access's (accessCallers); otherwise the report shows the later
-// stack as what it is.
+// the access's (accessCallers); otherwise they come from the thread's
+// call trace, read when the race was found (calltrace.go), and failing
+// that the report shows the later stack as what it is.
 func (r *reporter) emit(t *thread, stack CallStack) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -209,9 +212,12 @@ func (r *reporter) emit(t *thread, stack CallStack) {
 	}
 	later := r.stackFrames(stack.RA)
 	for _, rep := range pending {
-		if i := r.accessCallers(stack, rep.sp, rep.pc); i >= 0 && len(rep.Accesses) > 0 {
+		switch i := r.accessCallers(stack, rep.sp, rep.pc); {
+		case i >= 0 && len(rep.Accesses) > 0:
 			rep.Accesses[0].Stack = append(rep.Accesses[0].Stack, r.framesFrom(stack.RA[i:], true)...)
-		} else {
+		case len(rep.traced) > 0 && len(rep.Accesses) > 0:
+			rep.Accesses[0].Stack = append(rep.Accesses[0].Stack, rep.traced...)
+		default:
 			rep.Later = later
 		}
 		r.publish(rep)

@@ -32,6 +32,9 @@ type raceReport struct {
 	// callers on the stack captured later (reportstack.go)
 	pc uint32
 	sp uint64
+	// its callers as the thread's call trace tells them (calltrace.go),
+	// for when the stack captured later no longer holds its frame
+	traced []Frame
 }
 
 // reportEdge is an edge of the lock-order graph: thread TID took To while

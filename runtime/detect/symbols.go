@@ -100,6 +100,7 @@ func (s *symbolizer) function(pc uint64) (uint64, bool) {
 type tailCallee struct {
 	start uint64 // 0 when unknown (a declaration: another file's, a library's)
 	name  string
+	after uint64 // the link-time address after the jump, 0 when unknown
 }
 
 // tailCallees are the functions the main program's function at link-time
@@ -116,9 +117,9 @@ func (s *symbolizer) tailCallees(pc uint64) []tailCallee {
 		return nil
 	}
 	var out []tailCallee
-	for _, off := range chain[0].tailCalls {
-		lo, _ := m.dw.lowPC(off)
-		out = append(out, tailCallee{lo, m.dw.dieName(off)})
+	for _, c := range chain[0].tailCalls {
+		lo, _ := m.dw.lowPC(c.callee)
+		out = append(out, tailCallee{lo, m.dw.dieName(c.callee), c.after})
 	}
 	return out
 }

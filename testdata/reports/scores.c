@@ -29,13 +29,13 @@ __attribute__((noinline)) static void add_score(long v)
 
 __attribute__((noinline)) static void tally_round(int round)
 {
-	add_score(round);
+	add_score(round); /* TALLY */
 }
 
 static void *scorer(void *arg)
 {
 	pthread_setname_np(pthread_self(), "scorer");
-	tally_round(1);
+	tally_round(1); /* SCORER */
 	return arg;
 }
 
