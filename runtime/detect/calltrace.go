@@ -21,10 +21,14 @@ import (
 // the history word has no room for a position. So every activation of
 // the access's function in the trace is a candidate, each with the
 // callers it had; where the cell knows the segment of the access
-// (prevClock), only the activations that were live in that segment are.
-// When all candidates agree on the callers, those are the access's;
-// otherwise (the function is called from several places, or recursively)
-// none are shown. The trace keeps the last 4,096 entries of a thread: the
+// (prevClock), only the activations that were live in that segment are,
+// and none when that segment is older than the trace. When all
+// candidates agree on the callers, those are the access's; otherwise
+// (the function is called from several places, or recursively) none are
+// shown. Where the segment is not known and the trace has wrapped, the
+// access may be older than every candidate, and the callers shown those
+// of the function's later calls (a function called from one place and
+// then only from another, without touching the location again). The trace keeps the last 4,096 entries of a thread: the
 // callers of an access older than that are lost, as ThreadSanitizer's
 // are past its history size.
 
@@ -44,26 +48,45 @@ type traceCall struct {
 // on the stack (in 32-bit wrap-around arithmetic).
 func above(sp, later uint32) bool { return int32(sp-later) > 0 }
 
+// candidates are the activations of the function starting at fn that
+// thread tid's trace words hold for an access made in the segment with
+// clock count clock (0: not known), each with its callers (traceCallers):
+// those of that segment when the trace marks it; none when the segment
+// is older than the trace; all of them when the segment is not known, or
+// the trace holds all of the thread's entries but no mark of it.
+func candidates(words []uint64, tid uint16, fn uint32, clock uint64) [][]traceCall {
+	if clock != 0 {
+		chains, marked, whole := traceCallers(words, tid, fn, clock)
+		if marked || !whole {
+			return chains
+		}
+	}
+	chains, _, _ := traceCallers(words, tid, fn, 0)
+	return chains
+}
+
 // traceCallers replays the trace words (oldest entry first; those of one
 // thread tid) and returns the callers of the activations of the function
 // starting at fn: for each activation, its entry followed by those of
 // its callers, innermost first. With clock nonzero, only activations live
 // in the segment with that clock count, and none at all when the trace
-// does not mark that segment.
-func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) [][]traceCall {
+// does not mark that segment (marked says whether it does). whole says
+// the trace holds the thread's entries since it started (the mark of its
+// start is still there).
+func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) (chains [][]traceCall, marked, whole bool) {
 	start := 0
 	for i := 0; i+1 < len(words); i += 2 {
 		if uint32(words[i]>>32) == abi.TraceMarkReset {
 			start = i + 2 // the trace before it was another thread's
 		}
 	}
+	whole = start > 0
 	var stack []traceCall
-	var out [][]traceCall
 	in := clock == 0
 	add := func(k int) { // the activation stack[k] and its callers
 		chain := slices.Clone(stack[:k+1])
 		slices.Reverse(chain)
-		out = append(out, chain)
+		chains = append(chains, chain)
 	}
 	for i := start; i+1 < len(words); i += 2 {
 		w0, w1 := words[i], words[i+1]
@@ -75,6 +98,7 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) [][]trace
 				continue
 			}
 			if in = w1&shadow.CellClockMask == clock; in {
+				marked = true
 				for k := range stack {
 					if stack[k].fn == fn {
 						add(k) // live as the segment began
@@ -95,7 +119,7 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) [][]trace
 			}
 		}
 	}
-	return out
+	return chains, marked, whole
 }
 
 // tailedFrom is the tail callers of the function p tail-called: p's
@@ -121,10 +145,7 @@ func (r *reporter) previousCallers(tid int32, pc uint32, clock uint64) []Frame {
 	if len(words) == 0 {
 		return nil
 	}
-	chain, ok := r.agreed(traceCallers(words, uint16(tid), uint32(fn), 0))
-	if !ok && clock != 0 {
-		chain, ok = r.agreed(traceCallers(words, uint16(tid), uint32(fn), clock))
-	}
+	chain, ok := r.agreed(candidates(words, uint16(tid), uint32(fn), clock))
 	if !ok {
 		return nil
 	}
@@ -157,11 +178,7 @@ func (r *reporter) currentCallers(t *thread, pc uint32) []Frame {
 		}
 		return out
 	}
-	clock := uint64(t.epoch()) & shadow.CellClockMask
-	chain, ok := r.agreed(holding(traceCallers(words, uint16(t.tid), uint32(fn), clock)))
-	if !ok {
-		chain, ok = r.agreed(holding(traceCallers(words, uint16(t.tid), uint32(fn), 0)))
-	}
+	chain, ok := r.agreed(holding(candidates(words, uint16(t.tid), uint32(fn), uint64(t.epoch())&shadow.CellClockMask)))
 	if !ok {
 		return nil
 	}

@@ -35,6 +35,37 @@ func ras(chains [][]traceCall) [][]uint64 {
 	return out
 }
 
+// candidates fall back on the whole trace only where that loses nothing:
+// the access's segment is not known, or the trace holds the thread's
+// start and no mark of the segment.
+func TestTraceCandidates(t *testing.T) {
+	const fn, main = 0x4000, 0x1000
+	var wrapped, whole traceBuilder
+	for _, b := range []*traceBuilder{&wrapped, &whole} {
+		if b == &whole {
+			b.reset()
+		}
+		b.epoch(1, 7)
+		b.enter(0x8000, main, 0x70)
+		b.enter(0x7f00, fn, 0x1010)
+	}
+	for _, tc := range []struct {
+		name  string
+		words []uint64
+		clock uint64
+		want  int
+	}{
+		{"segment marked", wrapped, 7, 1},
+		{"segment older than a wrapped trace", wrapped, 5, 0},
+		{"segment not known", wrapped, 0, 1},
+		{"no mark of the segment in a whole trace", whole, 5, 1},
+	} {
+		if got := len(candidates(tc.words, 1, fn, tc.clock)); got != tc.want {
+			t.Errorf("%s: %d candidates, want %d", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestTraceCallers(t *testing.T) {
 	const (
 		main, worker, helper, leaf, other = 0x1000, 0x2000, 0x3000, 0x4000, 0x5000
@@ -111,7 +142,7 @@ func TestTraceCallers(t *testing.T) {
 			tc.build(&b)
 			// a ring is mostly unwritten: zero words are skipped
 			words := append(make([]uint64, 8), b...)
-			chains := traceCallers(words, 1, tc.fn, tc.clock)
+			chains, _, _ := traceCallers(words, 1, tc.fn, tc.clock)
 			got := ras(chains)
 			if !slices.EqualFunc(got, tc.want, slices.Equal) {
 				t.Errorf("callers %x, want %x", got, tc.want)
