@@ -265,3 +265,49 @@ func TestHaltOnErrorSummary(t *testing.T) {
 		t.Errorf("the program went on after the report: %s", got.stdout)
 	}
 }
+
+// The previous access's callers come from its thread's call trace, which
+// does not say where among the thread's calls the access was made: where
+// the trace cannot tell (the call was pushed out of the trace; the
+// function was called from two places), the report shows the access
+// without callers rather than guess, and with them where it can
+// (testdata/reports/callers.c).
+func TestReportCallersNotGuessed(t *testing.T) {
+	requireTool(t, "gcc")
+	src := filepath.Join(repoRoot(t), "testdata", "reports", "callers.c")
+	lines := markedLines(t, src)
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "callers")
+			if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("gcc: %v\n%s", err, out)
+			}
+			rewriteOK(t, bin, bin+".hg")
+			got := runProg(t, nil, bin+".hg")
+			rep := string(got.stderr)
+			if got.status != "exit 66" {
+				t.Fatalf("status %s, want exit 66:\n%s", got.status, rep)
+			}
+			previous := func(v, writer, fn, mark string) *regexp.Regexp {
+				return regexp.MustCompile(`  Read of size 8 at 0x[0-9a-f]+ by thread T0:\n    #0 main [^\n]*\n` +
+					`  Previous write of size 8 by thread ` + writer + `:\n    #0 ` +
+					regexp.QuoteMeta(fmt.Sprintf("%s callers.c:%d ", fn, lines[mark])) + `[^\n]*\n((    #\d+ [^\n]*\n)*)` +
+					`  Location is global '` + v + `'`)
+			}
+			for _, c := range []struct{ v, writer string }{{"old_var", "T1"}, {"two_var", "T2"}} {
+				m := previous(c.v, c.writer, "put", "PUT").FindStringSubmatch(rep)
+				if m == nil {
+					t.Errorf("no report of %s against put's write by %s:\n%s", c.v, c.writer, rep)
+				} else if m[1] != "" {
+					t.Errorf("%s: the previous access's callers are guessed:\n%s", c.v, m[1])
+				}
+			}
+			m := previous("one_var", "T2", "set_once", "ONCE").FindStringSubmatch(rep)
+			want := regexp.MustCompile(`^    #1 only_caller ` + regexp.QuoteMeta(fmt.Sprintf("callers.c:%d ", lines["ONLY"])) +
+				`[^\n]*\n    #2 twofold ` + regexp.QuoteMeta(fmt.Sprintf("callers.c:%d ", lines["SINGLE"])) + `[^\n]*\n$`)
+			if m == nil || !want.MatchString(m[1]) {
+				t.Errorf("one_var: the previous access's callers are not only_caller <- twofold:\n%s", rep)
+			}
+		})
+	}
+}
