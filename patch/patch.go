@@ -20,6 +20,7 @@ package patch
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"sort"
 
 	"hgrewrite/abi"
@@ -247,11 +248,16 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 }
 
 // traced says whether blk is a function's entry block that takes the
-// call-trace glue: code the unwind information covers, as for accesses.
+// call-trace glue: code the unwind information covers, as for accesses,
+// and not the cold part of a function (GCC's and Clang's "f.cold",
+// "f.cold.1"), which its function jumps to and exception handling enters
+// as a landing pad: no call, no return address on the stack.
 func (b *builder) traced(blk *cfg.Block) bool {
 	return b.opt.TraceCalls && blk.Func >= 0 && b.g.Funcs[blk.Func].Start == blk.Start &&
-		(!b.g.HasUnwind || blk.Unwound)
+		(!b.g.HasUnwind || blk.Unwound) && !coldPart.MatchString(b.g.Funcs[blk.Func].Name)
 }
+
+var coldPart = regexp.MustCompile(`\.cold(\.\d+)?$`)
 
 func isEndbr(c []byte) bool {
 	return len(c) == 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && (c[3] == 0xfa || c[3] == 0xfb)

@@ -54,16 +54,23 @@ func above(sp, later uint32) bool { return int32(sp-later) > 0 }
 // those of that segment when the trace marks it; none when the segment
 // is older than the trace; all of them when the segment is not known, or
 // the trace holds all of the thread's entries but no mark of it.
-func candidates(words []uint64, tid uint16, fn uint32, clock uint64) [][]traceCall {
+func candidates(words []uint64, tid uint16, fn uint32, clock uint64, tail tailCalls) [][]traceCall {
 	if clock != 0 {
-		chains, marked, whole := traceCallers(words, tid, fn, clock)
+		chains, marked, whole := traceCallers(words, tid, fn, clock, tail)
 		if marked || !whole {
 			return chains
 		}
 	}
-	chains, _, _ := traceCallers(words, tid, fn, 0)
+	chains, _, _ := traceCallers(words, tid, fn, 0, tail)
 	return chains
 }
+
+// tailCalls says whether the function starting at from may end with a
+// jump to the one starting at to (its DWARF call sites say so). An entry
+// with the stack pointer and return address of the frame it replaces
+// is such a tail call, or a new call from the same call site after a
+// return (a loop): only the debug information tells them apart.
+type tailCalls func(from, to uint32) bool
 
 // traceCallers replays the trace words (oldest entry first; those of one
 // thread tid) and returns the callers of the activations of the function
@@ -73,7 +80,7 @@ func candidates(words []uint64, tid uint16, fn uint32, clock uint64) [][]traceCa
 // does not mark that segment (marked says whether it does). whole says
 // the trace holds the thread's entries since it started (the mark of its
 // start is still there).
-func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) (chains [][]traceCall, marked, whole bool) {
+func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64, tail tailCalls) (chains [][]traceCall, marked, whole bool) {
 	start := 0
 	for i := 0; i+1 < len(words); i += 2 {
 		if uint32(words[i]>>32) == abi.TraceMarkReset {
@@ -108,7 +115,7 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) (chains [
 		default:
 			c := traceCall{sp: uint32(w0), fn: hi, ra: w1}
 			for len(stack) > 0 && !above(stack[len(stack)-1].sp, c.sp) {
-				if p := stack[len(stack)-1]; p.sp == c.sp && p.ra == c.ra {
+				if p := stack[len(stack)-1]; p.sp == c.sp && p.ra == c.ra && tail(p.fn, c.fn) {
 					c.tails = tailedFrom(p) // p jumped to c
 				}
 				stack = stack[:len(stack)-1]
@@ -120,6 +127,16 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64) (chains [
 		}
 	}
 	return chains, marked, whole
+}
+
+// tailCalls is tailCalls from the program's debug information.
+func (r *reporter) tailCalls(from, to uint32) bool {
+	for _, c := range r.sym.tailCallees(uint64(from)) {
+		if c.start == uint64(to) {
+			return true
+		}
+	}
+	return false
 }
 
 // tailedFrom is the tail callers of the function p tail-called: p's
@@ -145,7 +162,7 @@ func (r *reporter) previousCallers(tid int32, pc uint32, clock uint64) []Frame {
 	if len(words) == 0 {
 		return nil
 	}
-	chain, ok := r.agreed(candidates(words, uint16(tid), uint32(fn), clock))
+	chain, ok := r.agreed(candidates(words, uint16(tid), uint32(fn), clock, r.tailCalls))
 	if !ok {
 		return nil
 	}
@@ -178,7 +195,7 @@ func (r *reporter) currentCallers(t *thread, pc uint32) []Frame {
 		}
 		return out
 	}
-	chain, ok := r.agreed(holding(candidates(words, uint16(t.tid), uint32(fn), uint64(t.epoch())&shadow.CellClockMask)))
+	chain, ok := r.agreed(holding(candidates(words, uint16(t.tid), uint32(fn), uint64(t.epoch())&shadow.CellClockMask, r.tailCalls)))
 	if !ok {
 		return nil
 	}
@@ -209,21 +226,48 @@ func (r *reporter) agreed(chains [][]traceCall) ([]traceCall, bool) {
 // frame whose caller pushed arguments before its next call, entered below
 // an older frame's stack pointer. A caller is kept when the return
 // address of the call it made lies in its function, or in a library
-// (whose own frames the trace does not see).
+// (whose own frames the trace does not see). An entry whose return
+// address is no code at all was not entered by a call (a part of a
+// function the compiler moved away and jumps to, an exception's landing
+// pad): the chain ends there, its return address cleared.
 func (r *reporter) verified(chain []traceCall) []traceCall {
-	out := chain[:1:1]
+	out := slices.Clone(chain[:1])
 	for _, c := range chain[1:] {
-		lp := r.d.host.LinkPC(out[len(out)-1].ra)
-		if lp == 0 {
+		inner := &out[len(out)-1]
+		lp := r.d.host.LinkPC(inner.ra)
+		switch {
+		case lp == 0 && !r.code(inner.ra):
+			inner.ra = 0
+			return out
+		case lp == 0:
 			out = append(out, c)
-			continue
-		}
-		if start, ok := r.sym.function(lp - 1); ok && start == uint64(c.fn) {
+		case r.callerOf(lp-1, c.fn):
 			out = append(out, c)
 		}
 	}
+	if last := &out[len(out)-1]; r.d.host.LinkPC(last.ra) == 0 && !r.code(last.ra) {
+		last.ra = 0
+	}
 	return out
 }
+
+// callerOf says whether link-time pc is code of the function starting at
+// fn: its body, or its cold part ("f.cold", "f [clone .cold]"), which the
+// trace does not see entered (patch: the compiler jumps there).
+func (r *reporter) callerOf(pc uint64, fn uint32) bool {
+	start, ok := r.sym.function(pc)
+	if !ok || start == uint64(fn) {
+		return ok
+	}
+	at := r.sym.frames(pc)
+	name := at[len(at)-1].Func
+	base := r.functionFrame(fn).Func
+	return base != "" && (name == base+".cold" || name == base+" [clone .cold]")
+}
+
+// code says whether ra, outside the program, is code a call could return
+// to: the runtime's, or a library's.
+func (r *reporter) code(ra uint64) bool { return r.d.host.InRuntime(ra) || r.sym.inFile(ra) }
 
 // chainFrames symbolises the callers of a verified chain: each entry's
 // return address is a frame in the next entry's function (the innermost
@@ -243,6 +287,9 @@ func (r *reporter) chainFrames(chain []traceCall) []Frame {
 			}
 			out = append(out, r.tailFrames(t, callee)...)
 			callee = t
+		}
+		if c.ra == 0 {
+			break // not entered by a call (verified)
 		}
 		fr := r.framesFrom([]uint64{c.ra}, true)
 		if len(fr) == 0 {

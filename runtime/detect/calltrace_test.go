@@ -8,6 +8,8 @@ import (
 	"hgrewrite/shadow"
 )
 
+func noTails(from, to uint32) bool { return false }
+
 // traceBuilder writes call-trace words as the entry glue and the marks
 // do (abi, "The call trace").
 type traceBuilder []uint64
@@ -60,7 +62,7 @@ func TestTraceCandidates(t *testing.T) {
 		{"segment not known", wrapped, 0, 1},
 		{"no mark of the segment in a whole trace", whole, 5, 1},
 	} {
-		if got := len(candidates(tc.words, 1, fn, tc.clock)); got != tc.want {
+		if got := len(candidates(tc.words, 1, fn, tc.clock, noTails)); got != tc.want {
 			t.Errorf("%s: %d candidates, want %d", tc.name, got, tc.want)
 		}
 	}
@@ -101,6 +103,11 @@ func TestTraceCallers(t *testing.T) {
 			b.enter(0x7f00, helper, 0x1010) // worker jumped to helper
 			b.enter(0x7f00, leaf, 0x1010)   // helper jumped to leaf
 		}, leaf, 0, [][]uint64{{0x1010, 0x70}}},
+		{"a function called again from the same call site is no tail call", func(b *traceBuilder) {
+			b.enter(0x8000, main, 0x70)
+			b.enter(0x7f00, leaf, 0x1010)
+			b.enter(0x7f00, leaf, 0x1010) // a loop in main calls leaf again
+		}, leaf, 0, [][]uint64{{0x1010, 0x70}, {0x1010, 0x70}}},
 		{"every activation is a candidate", func(b *traceBuilder) {
 			b.enter(0x8000, main, 0x70)
 			b.enter(0x7f00, leaf, 0x1010)
@@ -142,14 +149,24 @@ func TestTraceCallers(t *testing.T) {
 			tc.build(&b)
 			// a ring is mostly unwritten: zero words are skipped
 			words := append(make([]uint64, 8), b...)
-			chains, _, _ := traceCallers(words, 1, tc.fn, tc.clock)
+			chains, _, _ := traceCallers(words, 1, tc.fn, tc.clock, func(from, to uint32) bool {
+				return from == worker && to == helper || from == helper && to == leaf
+			})
 			got := ras(chains)
 			if !slices.EqualFunc(got, tc.want, slices.Equal) {
 				t.Errorf("callers %x, want %x", got, tc.want)
 			}
-			if tc.name == "tail calls are remembered by the function they reach" && len(chains) == 1 &&
-				chains[0][0].tails != [tailDepth]uint32{helper, worker} {
-				t.Errorf("tail callers %x, want helper then worker", chains[0][0].tails)
+			want := [tailDepth]uint32{}
+			switch tc.name {
+			case "tail calls are remembered by the function they reach":
+				want = [tailDepth]uint32{helper, worker}
+			case "a tail call replaces its caller's frame":
+				want = [tailDepth]uint32{helper}
+			}
+			for _, c := range chains {
+				if c[0].tails != want {
+					t.Errorf("tail callers %x, want %x", c[0].tails, want)
+				}
 			}
 		})
 	}

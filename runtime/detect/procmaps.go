@@ -43,6 +43,16 @@ func (s *symbolizer) libFrames(pc uint64) []Frame {
 	return s.moduleFrames(m, m.name, link, pc)
 }
 
+// inFile says whether run-time address pc is in a file's mapping (code
+// of a library, as a return address must be; not the stack or anonymous
+// memory).
+func (s *symbolizer) inFile(pc uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	mp, ok := s.mappingAt(pc)
+	return ok && strings.HasPrefix(mp.path, "/")
+}
+
 // library reads the ELF file at path once. The caller holds s.mu.
 func (s *symbolizer) library(path string) *module {
 	if m, ok := s.libs[path]; ok {

@@ -7,8 +7,9 @@
  *     (4,096 entries) no longer holds put's call.
  *   - two_var: put called from two places in one segment: the trace
  *     cannot tell which call made the access the cell remembers.
- *   - one_var: set_once, called from one place only: its callers are
- *     shown. */
+ *   - one_var: set_once, called from one place only (in a loop: each
+ *     call enters with the stack pointer and return address of the one
+ *     before, which is no tail call): its callers are shown, once. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -30,7 +31,11 @@ __attribute__((noinline)) void churn(long i) { sink += i; }
 
 __attribute__((noinline)) void from_here(void) { put(&two_var, 1); }
 __attribute__((noinline)) void from_there(void) { put(&two_var, 2); }
-__attribute__((noinline)) void only_caller(void) { set_once(&one_var, 3); /* ONLY */ }
+__attribute__((noinline)) void only_caller(void)
+{
+	for (volatile int i = 0; i < 3; i++)
+		set_once(&one_var, i); /* ONLY */
+}
 
 static void *forgetful(void *arg)
 {
