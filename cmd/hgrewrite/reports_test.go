@@ -311,3 +311,35 @@ func TestReportCallersNotGuessed(t *testing.T) {
 		})
 	}
 }
+
+// A pair of racing instructions reached through other call stacks is
+// another race, reported again, as ThreadSanitizer does: one counter
+// function bumps two counters, each from two paths
+// (testdata/reports/twostacks.c).
+func TestReportPerStackPair(t *testing.T) {
+	requireTool(t, "gcc")
+	src := filepath.Join(repoRoot(t), "testdata", "reports", "twostacks.c")
+	line := markedLines(t, src)["BUMP"]
+	for _, opt := range []string{"-O0", "-O2"} {
+		t.Run(opt, func(t *testing.T) {
+			bin := filepath.Join(t.TempDir(), "twostacks")
+			if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
+				t.Fatalf("gcc: %v\n%s", err, out)
+			}
+			rewriteOK(t, bin, bin+".hg")
+			got := runProg(t, nil, bin+".hg")
+			rep := string(got.stderr)
+			for _, c := range []struct{ v, cur, prev string }{{"sent", "retry_path", "send_path"}, {"received", "drain_path", "recv_path"}} {
+				re := regexp.MustCompile(`by thread T\d+:\n    #0 bump ` + regexp.QuoteMeta(fmt.Sprintf("twostacks.c:%d ", line)) +
+					`[^\n]*\n    #1 ` + c.cur + ` [^\n]*\n(    #\d+ [^\n]*\n)*  Previous (write|read-write) of size 8 by thread T\d+:\n    #0 bump [^\n]*\n    #1 ` +
+					c.prev + ` [^\n]*\n(    #\d+ [^\n]*\n)*  Location is global '` + c.v + `'`)
+				if !re.MatchString(rep) {
+					t.Errorf("no report of %s between %s and %s:\n%s", c.v, c.cur, c.prev, rep)
+				}
+			}
+			if !strings.Contains(rep, "SUMMARY: hgrewrite: 2 data race(s) reported in twostacks.hg\n") || got.status != "exit 66" {
+				t.Errorf("status %s, want exit 66 and 2 races:\n%s", got.status, rep)
+			}
+		})
+	}
+}

@@ -1,7 +1,9 @@
 package detect
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"strings"
 	"sync"
@@ -24,7 +26,7 @@ type reporter struct {
 	sym      symbolizer
 	sup      *suppressions // nil: none
 	files    reportFiles
-	contexts map[[2]uint32]bool
+	contexts map[[2]uint32]*racyContext
 	reports  int // printed
 	races    int // racy contexts found, printed or not, suppressed ones excepted
 	// lock-order inversions reported (lockorder_report.go)
@@ -37,7 +39,7 @@ func (r *reporter) init(d *Detector, exe string, pid int) {
 	if pid == 0 {
 		r.pid = os.Getpid()
 	}
-	r.contexts = map[[2]uint32]bool{}
+	r.contexts = map[[2]uint32]*racyContext{}
 	r.sym.init(exe, d.host, d.bias, r.pid)
 	r.files.init(d.opts.JSONPath, d.opts.SARIFPath, r.pid)
 }
@@ -83,16 +85,23 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 	ppc, ptid, pflags, psize, _ := shadow.UnpackAccess(prev)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if !r.newContext(pc, ppc) {
+	key := contextKey(pc, ppc)
+	ctx := r.contexts[key]
+	if ctx != nil && !ctx.another() {
 		return
 	}
 	rep := &raceReport{Kind: kindRace, Pid: r.pid, Addr: addr, Verdict: r.verdict(t, cell), pc: pc, sp: t.accessSP}
 	rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(flags), Size: size, TID: t.tid,
 		Stack: r.sym.frames(uint64(pc))})
 	rep.traced = r.currentCallers(t, pc)
+	var callers []Frame
 	if prev != 0 {
-		stack := append(r.sym.frames(uint64(ppc)), r.previousCallers(int32(ptid), ppc, prevClock)...)
+		callers = r.previousCallers(int32(ptid), ppc, prevClock)
+		stack := append(r.sym.frames(uint64(ppc)), callers...)
 		rep.Accesses = append(rep.Accesses, reportAccess{Kind: accessKind(pflags), Size: psize, TID: int32(ptid), Stack: stack})
+	}
+	if !r.count(key, ctx, stackKey(rep.traced, callers)) {
+		return
 	}
 	rep.Location = r.location(addr)
 	rep.Locks = r.locksHeld(t, flags)
@@ -114,11 +123,13 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 }
 
 // wouldPrint says whether a race between the code locations pc and ppc
-// would be printed: its context is new and max_reports not reached.
+// may be printed: its context is new, or may show other stacks, and
+// max_reports is not reached.
 func (r *reporter) wouldPrint(pc, ppc uint32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return !r.contexts[contextKey(pc, ppc)] && !r.full()
+	ctx := r.contexts[contextKey(pc, ppc)]
+	return (ctx == nil || ctx.tries < stackTries) && !r.full()
 }
 
 // contextKey is the racy context of the code locations pc and ppc,
@@ -131,21 +142,79 @@ func (r *reporter) full() bool {
 	return r.d.opts.MaxReports > 0 && r.reports >= r.d.opts.MaxReports
 }
 
-// newContext counts the racy context of the code locations pc and ppc
-// (unordered) and says whether it is new and to be printed (max_reports).
-// The caller holds r.mu.
-func (r *reporter) newContext(pc, ppc uint32) bool {
-	key := contextKey(pc, ppc)
-	if r.contexts[key] {
+// A racy context is the unordered pair of code locations of a race's two
+// accesses. It is reported once for each pair of call stacks it is seen
+// with (as ThreadSanitizer does): one function racing with itself, called
+// from two places, is two races. The stacks are told apart by the
+// callers the call traces restore (calltrace.go), which costs a replay of
+// two traces: a context is looked at again stackTries times at most, and
+// only stacks whose callers are all known count as different.
+type racyContext struct {
+	stacks map[uint64]bool // the stacks reported, by stackKey
+	tries  int             // races of the context looked at after its first
+}
+
+const stackTries = 16
+
+// another says whether one more race of a context seen before is to be
+// looked at, and counts it.
+func (c *racyContext) another() bool {
+	if c.tries >= stackTries {
 		return false
 	}
-	r.contexts[key] = true
+	c.tries++
+	return true
+}
+
+// count counts a race of the racy context key (ctx: nil when new), whose
+// stacks are sk (stackKey), and says whether it is a new race to print: a
+// new context, or one seen with other stacks (max_reports permitting). A
+// context first reported without both stacks' callers is not reported
+// again: its other stacks may be the same. The caller holds r.mu.
+func (r *reporter) count(key [2]uint32, ctx *racyContext, sk uint64) bool {
+	if ctx == nil {
+		ctx = &racyContext{stacks: map[uint64]bool{}}
+		if sk == 0 {
+			ctx.tries = stackTries
+		}
+		r.contexts[key] = ctx
+	} else if sk == 0 || ctx.stacks[sk] {
+		return false
+	}
+	if sk != 0 {
+		ctx.stacks[sk] = true
+	}
 	r.races++
 	if r.full() {
 		return false
 	}
 	r.reports++
 	return true
+}
+
+// stackKey identifies the callers of a race's two accesses as the call
+// traces restored them (in either order: the same race may be found
+// from either side), or is 0 when either has none.
+func stackKey(cur, prev []Frame) uint64 {
+	if len(cur) == 0 || len(prev) == 0 {
+		return 0
+	}
+	a, b := framesKey(cur), framesKey(prev)
+	if a > b {
+		a, b = b, a
+	}
+	return a*31 + b | 1
+}
+
+// framesKey hashes the code addresses of frames.
+func framesKey(frames []Frame) uint64 {
+	h := fnv.New64a()
+	var b [8]byte
+	for _, f := range frames {
+		binary.LittleEndian.PutUint64(b[:], f.PC)
+		h.Write(b[:])
+	}
+	return h.Sum64()
 }
 
 // publish writes a finished report, unless a suppression matches it: a
