@@ -308,6 +308,12 @@ func TestReportCallersNotGuessed(t *testing.T) {
 			if m == nil || !want.MatchString(m[1]) {
 				t.Errorf("one_var: the previous access's callers are not only_caller <- twofold:\n%s", rep)
 			}
+			m = previous("relay_var", "T3", "relay_handler", "RELAY").FindStringSubmatch(rep)
+			want = regexp.MustCompile(`^    #1 dispatch ` + regexp.QuoteMeta(fmt.Sprintf("callers.c:%d ", lines["DISPATCH"])) +
+				`[^\n]*\n    #2 relay ` + regexp.QuoteMeta(fmt.Sprintf("callers.c:%d ", lines["RELAYED"])) + `[^\n]*\n$`)
+			if m == nil || !want.MatchString(m[1]) {
+				t.Errorf("relay_var: the previous access's callers are not dispatch <- relay:\n%s", rep)
+			}
 		})
 	}
 }

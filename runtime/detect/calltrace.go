@@ -65,12 +65,11 @@ func candidates(words []uint64, tid uint16, fn uint32, clock uint64, tail tailCa
 	return chains
 }
 
-// tailCalls says whether the function starting at from may end with a
-// jump to the one starting at to (its DWARF call sites say so). An entry
-// with the stack pointer and return address of the frame it replaces
-// is such a tail call, or a new call from the same call site after a
-// return (a loop): only the debug information tells them apart.
-type tailCalls func(from, to uint32) bool
+// tailCalls says whether entry to, with the stack pointer and return
+// address of the frame from it replaces, was reached by tail calls from
+// from, rather than by a new call from the same call site after from
+// returned (a loop): only the debug information tells them apart.
+type tailCalls func(from, to traceCall) bool
 
 // traceCallers replays the trace words (oldest entry first; those of one
 // thread tid) and returns the callers of the activations of the function
@@ -115,7 +114,7 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64, tail tail
 		default:
 			c := traceCall{sp: uint32(w0), fn: hi, ra: w1}
 			for len(stack) > 0 && !above(stack[len(stack)-1].sp, c.sp) {
-				if p := stack[len(stack)-1]; p.sp == c.sp && p.ra == c.ra && tail(p.fn, c.fn) {
+				if p := stack[len(stack)-1]; p.sp == c.sp && p.ra == c.ra && tail(p, c) {
 					c.tails = tailedFrom(p) // p jumped to c
 				}
 				stack = stack[:len(stack)-1]
@@ -129,14 +128,25 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64, tail tail
 	return chains, marked, whole
 }
 
-// tailCalls is tailCalls from the program's debug information.
-func (r *reporter) tailCalls(from, to uint32) bool {
-	for _, c := range r.sym.tailCallees(uint64(from)) {
-		if c.start == uint64(to) {
+// tailCalls is tailCalls from the program's DWARF call sites: from's
+// function tail-calls to's; or the call both returned to calls from's
+// function, not to's, which from's function then reached by jumps
+// (an indirect tail call, or through a function not traced).
+func (r *reporter) tailCalls(from, to traceCall) bool {
+	for _, c := range r.sym.tailCallees(uint64(from.fn)) {
+		if c.start == uint64(to.fn) {
 			return true
 		}
 	}
-	return false
+	if from.fn == to.fn {
+		return false
+	}
+	lp := r.d.host.LinkPC(from.ra)
+	if lp == 0 {
+		return false
+	}
+	callee, ok := r.sym.callee(lp)
+	return ok && callee == uint64(from.fn)
 }
 
 // tailedFrom is the tail callers of the function p tail-called: p's
@@ -305,12 +315,21 @@ func (r *reporter) chainFrames(chain []traceCall) []Frame {
 
 // tailFrames are the frames of the function starting at fn where it
 // tail-called the one starting at callee: the jump's line where the DWARF
-// call sites give it, else the function without a line.
+// call sites give it (a direct jump to callee, or the function's only
+// indirect one), else the function without a line.
 func (r *reporter) tailFrames(fn, callee uint32) []Frame {
+	var indirect []uint64
 	for _, c := range r.sym.tailCallees(uint64(fn)) {
-		if c.start == uint64(callee) && c.after != 0 {
+		switch {
+		case c.after == 0:
+		case c.start == uint64(callee):
 			return r.sym.frames(c.after - 1)
+		case c.start == 0 && c.name == "":
+			indirect = append(indirect, c.after)
 		}
+	}
+	if len(indirect) == 1 {
+		return r.sym.frames(indirect[0] - 1)
 	}
 	return []Frame{r.functionFrame(fn)}
 }

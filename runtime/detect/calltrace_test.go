@@ -8,7 +8,7 @@ import (
 	"hgrewrite/shadow"
 )
 
-func noTails(from, to uint32) bool { return false }
+func noTails(from, to traceCall) bool { return false }
 
 // traceBuilder writes call-trace words as the entry glue and the marks
 // do (abi, "The call trace").
@@ -149,8 +149,8 @@ func TestTraceCallers(t *testing.T) {
 			tc.build(&b)
 			// a ring is mostly unwritten: zero words are skipped
 			words := append(make([]uint64, 8), b...)
-			chains, _, _ := traceCallers(words, 1, tc.fn, tc.clock, func(from, to uint32) bool {
-				return from == worker && to == helper || from == helper && to == leaf
+			chains, _, _ := traceCallers(words, 1, tc.fn, tc.clock, func(from, to traceCall) bool {
+				return from.fn == worker && to.fn == helper || from.fn == helper && to.fn == leaf
 			})
 			got := ras(chains)
 			if !slices.EqualFunc(got, tc.want, slices.Equal) {

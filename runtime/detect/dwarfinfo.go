@@ -41,12 +41,16 @@ type scope struct {
 	inlined  []*scope
 	// the functions a subprogram's code tail-calls (DW_TAG_call_site with
 	// DW_AT_call_tail_call): reportstack.go, calltrace.go
-	tailCalls []tailSite
+	tailCalls []callSite
+	// the functions it calls directly, where the call returns to
+	// (calltrace.go)
+	calls []callSite
 }
 
-// tailSite is a tail call: the callee's DIE, and the address after the
-// jump (DW_AT_call_return_pc; 0 when not given).
-type tailSite struct {
+// callSite is a call or tail call whose callee is known: the callee's
+// DIE, and the address after the call or jump (DW_AT_call_return_pc; 0
+// when not given).
+type callSite struct {
 	callee dwarf.Offset
 	after  uint64
 }
@@ -256,9 +260,13 @@ func (x *dwarfIndex) readScopes(r *dwarf.Reader, u *cuInfo) {
 			}
 		case dwarf.TagLexDwarfBlock, dwarf.TagNamespace, dwarf.TagModule:
 		case tagCallSite, tagGNUCallSite:
-			if to, ok := tailCallDIE(e); ok && fn != nil && outer != nil {
+			if to, tail, ok := callDIE(e); ok && fn != nil && outer != nil {
 				after, _ := e.Val(attrCallReturnPC).(uint64)
-				fn.tailCalls = append(fn.tailCalls, tailSite{to, after})
+				if tail {
+					fn.tailCalls = append(fn.tailCalls, callSite{to, after})
+				} else if after != 0 {
+					fn.calls = append(fn.calls, callSite{to, after})
+				}
 			}
 			if e.Children {
 				r.SkipChildren()
@@ -289,19 +297,18 @@ const (
 	attrGNUTailCall  dwarf.Attr = 0x2115
 )
 
-// tailCallDIE is the DIE of the function a call-site DIE tail-calls.
-func tailCallDIE(e *dwarf.Entry) (dwarf.Offset, bool) {
-	tail, _ := e.Val(attrCallTailCall).(bool)
+// callDIE is the DIE of the function a call-site DIE calls, and whether
+// the call is a tail call. An indirect tail call is kept with callee 0
+// (its jump's place still says where the function handed its frame on).
+func callDIE(e *dwarf.Entry) (callee dwarf.Offset, tail, ok bool) {
+	t, _ := e.Val(attrCallTailCall).(bool)
 	gnu, _ := e.Val(attrGNUTailCall).(bool)
-	if !tail && !gnu {
-		return 0, false
-	}
 	for _, a := range []dwarf.Attr{attrCallOrigin, dwarf.AttrAbstractOrigin} {
 		if off, ok := e.Val(a).(dwarf.Offset); ok {
-			return off, true
+			return off, t || gnu, true
 		}
 	}
-	return 0, false
+	return 0, t || gnu, t || gnu
 }
 
 // newScope makes the scope of a subprogram or inlined subroutine DIE, and

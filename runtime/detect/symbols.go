@@ -98,8 +98,8 @@ func (s *symbolizer) function(pc uint64) (uint64, bool) {
 // with a tail call to, as its DWARF call sites say: its start when the
 // call site names a definition with code, and its (linkage) name.
 type tailCallee struct {
-	start uint64 // 0 when unknown (a declaration: another file's, a library's)
-	name  string
+	start uint64 // 0 when unknown (a declaration: another file's, a library's; an indirect call)
+	name  string // "" for an indirect call
 	after uint64 // the link-time address after the jump, 0 when unknown
 }
 
@@ -118,10 +118,36 @@ func (s *symbolizer) tailCallees(pc uint64) []tailCallee {
 	}
 	var out []tailCallee
 	for _, c := range chain[0].tailCalls {
+		if c.callee == 0 {
+			out = append(out, tailCallee{after: c.after}) // indirect
+			continue
+		}
 		lo, _ := m.dw.lowPC(c.callee)
 		out = append(out, tailCallee{lo, m.dw.dieName(c.callee), c.after})
 	}
 	return out
+}
+
+// callee is the start of the function the main program's call returning
+// to link-time address after calls, as its DWARF call site says.
+func (s *symbolizer) callee(after uint64) (uint64, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.load()
+	if m.dw == nil {
+		return 0, false
+	}
+	chain, _ := m.dw.chain(after - 1)
+	if len(chain) == 0 {
+		return 0, false
+	}
+	for _, c := range chain[0].calls {
+		if c.after == after {
+			lo, ok := m.dw.lowPC(c.callee)
+			return lo, ok
+		}
+	}
+	return 0, false
 }
 
 // tailReaches says whether the main program's function at link-time pc

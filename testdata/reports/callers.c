@@ -9,12 +9,15 @@
  *     cannot tell which call made the access the cell remembers.
  *   - one_var: set_once, called from one place only (in a loop: each
  *     call enters with the stack pointer and return address of the one
- *     before, which is no tail call): its callers are shown, once. */
+ *     before, which is no tail call): its callers are shown, once.
+ *   - relay_var: written by a handler that dispatch calls through a
+ *     pointer as its last act (an indirect tail call at -O2): the
+ *     handler's callers are shown, dispatch at that call. */
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 
-long old_var, two_var, one_var;
+long old_var, two_var, one_var, relay_var;
 static volatile long sink;
 
 __attribute__((noinline)) void put(long *p, long v)
@@ -37,6 +40,24 @@ __attribute__((noinline)) void only_caller(void)
 		set_once(&one_var, i); /* ONLY */
 }
 
+__attribute__((noinline)) void relay_handler(long *p)
+{
+	*p = 4; /* RELAY */
+}
+
+void (*volatile handler)(long *) = relay_handler;
+
+__attribute__((noinline)) void dispatch(long *p)
+{
+	handler(p); /* DISPATCH */
+}
+
+static void *relay(void *arg)
+{
+	dispatch(&relay_var); /* RELAYED */
+	return arg;
+}
+
 static void *forgetful(void *arg)
 {
 	put(&old_var, 1);
@@ -55,13 +76,15 @@ static void *twofold(void *arg)
 
 int main(void)
 {
-	pthread_t a, b;
+	pthread_t a, b, c;
 	pthread_create(&a, NULL, forgetful, NULL);
 	pthread_create(&b, NULL, twofold, NULL);
+	pthread_create(&c, NULL, relay, NULL);
 	usleep(200 * 1000);
-	long sum = old_var + two_var + one_var;
+	long sum = old_var + two_var + one_var + relay_var;
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
+	pthread_join(c, NULL);
 	printf("%ld\n", sum);
 	return 0;
 }
