@@ -28,9 +28,10 @@ import (
 // shown. Where the segment is not known and the trace has wrapped, the
 // access may be older than every candidate, and the callers shown those
 // of the function's later calls (a function called from one place and
-// then only from another, without touching the location again). The trace keeps the last 4,096 entries of a thread: the
-// callers of an access older than that are lost, as ThreadSanitizer's
-// are past its history size.
+// then only from another, without touching the location again). The
+// trace keeps the last 4,096 entries of a thread: the callers of an
+// access older than that are lost, as ThreadSanitizer's are past its
+// history size.
 
 // traceCall is one function entry of a call trace.
 type traceCall struct {
@@ -133,13 +134,13 @@ func traceCallers(words []uint64, tid uint16, fn uint32, clock uint64, tail tail
 // function, not to's, which from's function then reached by jumps
 // (an indirect tail call, or through a function not traced).
 func (r *reporter) tailCalls(from, to traceCall) bool {
+	if from.fn == to.fn {
+		return false // a loop (GCC makes self tail calls loops)
+	}
 	for _, c := range r.sym.tailCallees(uint64(from.fn)) {
 		if c.start == uint64(to.fn) {
 			return true
 		}
-	}
-	if from.fn == to.fn {
-		return false
 	}
 	lp := r.d.host.LinkPC(from.ra)
 	if lp == 0 {
