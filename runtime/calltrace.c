@@ -16,11 +16,11 @@
  * (here), and where the thread's published epoch changed (here for its
  * first, by the Go side as it publishes the others: runtime/epochs.go),
  * so that a report can find the entries of the segment an earlier access
- * was made in. Reports copy
- * a thread's ring (hg_trace_copy) and replay it (runtime/detect,
- * calltrace.go). Writers are the thread itself and its signal handlers; a
- * reader takes what it finds: an entry torn by a concurrent write, or
- * overwritten by a handler, only makes a restored stack fail. */
+ * was made in. Reports copy a thread's ring (hg_trace_copy) and replay it
+ * (runtime/detect, calltrace.go). Writers are the thread itself and its
+ * signal handlers; a reader takes what it finds: an entry torn by a
+ * concurrent write, or overwritten by a handler, only makes a restored
+ * stack fail. */
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
