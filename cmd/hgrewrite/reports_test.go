@@ -16,14 +16,15 @@ import (
 	"hgrewrite/runtime/detect/sarifcheck"
 )
 
-// scoresProgram builds testdata/reports/scores.c at opt and rewrites it;
-// it returns the rewritten program and the source's marked lines.
-func scoresProgram(t *testing.T, opt string) (hg string, lines map[string]int) {
+// reportProgram builds testdata/reports/<name>.c at opt as <name> and
+// rewrites it to <name>.hg; it returns the rewritten program and the
+// source's marked lines.
+func reportProgram(t *testing.T, name, opt string) (hg string, lines map[string]int) {
 	t.Helper()
 	requireTool(t, "gcc")
-	src := filepath.Join(repoRoot(t), "testdata", "reports", "scores.c")
+	src := filepath.Join(repoRoot(t), "testdata", "reports", name+".c")
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "scores")
+	bin := filepath.Join(dir, name)
 	if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
 		t.Fatalf("gcc: %v\n%s", err, out)
 	}
@@ -57,7 +58,7 @@ func markedLines(t *testing.T, src string) map[string]int {
 func TestReportText(t *testing.T) {
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			hg, lines := scoresProgram(t, opt)
+			hg, lines := reportProgram(t, "scores", opt)
 			got := runProg(t, nil, hg)
 			if got.status != "exit 66" {
 				t.Fatalf("status %s, want exit 66:\n%s", got.status, got.stderr)
@@ -119,7 +120,7 @@ func TestReportSeparateDebugFile(t *testing.T) {
 	requireTool(t, "objcopy")
 	requireTool(t, "strip")
 	for _, where := range []string{".", ".debug"} {
-		hg, lines := scoresProgram(t, "-O2")
+		hg, lines := reportProgram(t, "scores", "-O2")
 		dir := filepath.Dir(hg)
 		bin := strings.TrimSuffix(hg, ".hg")
 		debug := filepath.Join(dir, where, "scores.debug")
@@ -156,7 +157,7 @@ func TestReportSeparateDebugFile(t *testing.T) {
 // here; a suppressions file makes it go away, with exit status 0; bad
 // suppressions stop the program before it runs.
 func TestReportFilesAndSuppressions(t *testing.T) {
-	hg, lines := scoresProgram(t, "-O2")
+	hg, lines := reportProgram(t, "scores", "-O2")
 	dir := t.TempDir()
 	opts := "HG_OPTIONS=json_path=" + filepath.Join(dir, "r.%p.json") + ":sarif_path=" + filepath.Join(dir, "r.%p.sarif")
 	got := runProg(t, []string{opts}, hg)
@@ -254,7 +255,7 @@ func checkSARIF(t *testing.T, path string, line int) {
 
 // halt_on_error ends the program at its first report, with the summary.
 func TestHaltOnErrorSummary(t *testing.T) {
-	hg, _ := scoresProgram(t, "-O0")
+	hg, _ := reportProgram(t, "scores", "-O0")
 	got := runProg(t, []string{"HG_OPTIONS=halt_on_error=1"}, hg)
 	rep := string(got.stderr)
 	if got.status != "exit 66" || !strings.Contains(rep, "data race") ||
@@ -273,17 +274,10 @@ func TestHaltOnErrorSummary(t *testing.T) {
 // without callers rather than guess, and with them where it can
 // (testdata/reports/callers.c).
 func TestReportCallersNotGuessed(t *testing.T) {
-	requireTool(t, "gcc")
-	src := filepath.Join(repoRoot(t), "testdata", "reports", "callers.c")
-	lines := markedLines(t, src)
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			bin := filepath.Join(t.TempDir(), "callers")
-			if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-				t.Fatalf("gcc: %v\n%s", err, out)
-			}
-			rewriteOK(t, bin, bin+".hg")
-			got := runProg(t, nil, bin+".hg")
+			hg, lines := reportProgram(t, "callers", opt)
+			got := runProg(t, nil, hg)
 			rep := string(got.stderr)
 			if got.status != "exit 66" {
 				t.Fatalf("status %s, want exit 66:\n%s", got.status, rep)
@@ -323,17 +317,11 @@ func TestReportCallersNotGuessed(t *testing.T) {
 // function bumps two counters, each from two paths
 // (testdata/reports/twostacks.c).
 func TestReportPerStackPair(t *testing.T) {
-	requireTool(t, "gcc")
-	src := filepath.Join(repoRoot(t), "testdata", "reports", "twostacks.c")
-	line := markedLines(t, src)["BUMP"]
 	for _, opt := range []string{"-O0", "-O2"} {
 		t.Run(opt, func(t *testing.T) {
-			bin := filepath.Join(t.TempDir(), "twostacks")
-			if out, err := exec.Command("gcc", opt, "-g", "-pthread", "-o", bin, src).CombinedOutput(); err != nil {
-				t.Fatalf("gcc: %v\n%s", err, out)
-			}
-			rewriteOK(t, bin, bin+".hg")
-			got := runProg(t, nil, bin+".hg")
+			hg, lines := reportProgram(t, "twostacks", opt)
+			line := lines["BUMP"]
+			got := runProg(t, nil, hg)
 			rep := string(got.stderr)
 			for _, c := range []struct{ v, cur, prev string }{{"sent", "retry_path", "send_path"}, {"received", "drain_path", "recv_path"}} {
 				re := regexp.MustCompile(`by thread T\d+:\n    #0 bump ` + regexp.QuoteMeta(fmt.Sprintf("twostacks.c:%d ", line)) +
