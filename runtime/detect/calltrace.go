@@ -165,19 +165,26 @@ func tailedFrom(p traceCall) [tailDepth]uint32 {
 // told (no trace, no activation of the function in it, or activations
 // with different callers).
 func (r *reporter) previousCallers(tid int32, pc uint32, clock uint64) []Frame {
-	fn, ok := r.sym.function(uint64(pc))
-	if !ok || fn >= 1<<32 {
+	fn, words, ok := r.traceOf(tid, pc)
+	if !ok {
 		return nil
 	}
-	words := r.d.host.CallTrace(tid)
-	if len(words) == 0 {
-		return nil
-	}
-	chain, ok := r.agreed(candidates(words, uint16(tid), uint32(fn), clock, r.tailCalls))
+	chain, ok := r.agreed(candidates(words, uint16(tid), fn, clock, r.tailCalls))
 	if !ok {
 		return nil
 	}
 	return r.chainFrames(chain)
+}
+
+// traceOf returns the start of the function holding link-time pc and
+// thread tid's call trace; false when either is not known.
+func (r *reporter) traceOf(tid int32, pc uint32) (uint32, []uint64, bool) {
+	fn, ok := r.sym.function(uint64(pc))
+	if !ok || fn >= 1<<32 {
+		return 0, nil, false
+	}
+	words := r.d.host.CallTrace(tid)
+	return uint32(fn), words, len(words) > 0
 }
 
 // currentCallers returns the frames of the callers of t's access at
@@ -186,12 +193,11 @@ func (r *reporter) previousCallers(tid int32, pc uint32, clock uint64) []Frame {
 // access's function whose frame holds that stack pointer. nil when they
 // cannot be told.
 func (r *reporter) currentCallers(t *thread, pc uint32) []Frame {
-	fn, ok := r.sym.function(uint64(pc))
-	if !ok || fn >= 1<<32 || t.accessSP == 0 {
+	if t.accessSP == 0 {
 		return nil
 	}
-	words := r.d.host.CallTrace(t.tid)
-	if len(words) == 0 {
+	fn, words, ok := r.traceOf(t.tid, pc)
+	if !ok {
 		return nil
 	}
 	sp := uint32(t.accessSP)
@@ -206,7 +212,7 @@ func (r *reporter) currentCallers(t *thread, pc uint32) []Frame {
 		}
 		return out
 	}
-	chain, ok := r.agreed(holding(candidates(words, uint16(t.tid), uint32(fn), uint64(t.epoch())&shadow.CellClockMask, r.tailCalls)))
+	chain, ok := r.agreed(holding(candidates(words, uint16(t.tid), fn, uint64(t.epoch())&shadow.CellClockMask, r.tailCalls)))
 	if !ok {
 		return nil
 	}
@@ -244,19 +250,15 @@ func (r *reporter) agreed(chains [][]traceCall) ([]traceCall, bool) {
 func (r *reporter) verified(chain []traceCall) []traceCall {
 	out := slices.Clone(chain[:1])
 	for _, c := range chain[1:] {
-		inner := &out[len(out)-1]
-		lp := r.d.host.LinkPC(inner.ra)
-		switch {
-		case lp == 0 && !r.code(inner.ra):
-			inner.ra = 0
-			return out
-		case lp == 0:
-			out = append(out, c)
-		case r.callerOf(lp-1, c.fn):
+		ra := out[len(out)-1].ra
+		if r.noCode(ra) {
+			break
+		}
+		if lp := r.d.host.LinkPC(ra); lp == 0 || r.callerOf(lp-1, c.fn) {
 			out = append(out, c)
 		}
 	}
-	if last := &out[len(out)-1]; r.d.host.LinkPC(last.ra) == 0 && !r.code(last.ra) {
+	if last := &out[len(out)-1]; r.noCode(last.ra) {
 		last.ra = 0
 	}
 	return out
@@ -276,9 +278,11 @@ func (r *reporter) callerOf(pc uint64, fn uint32) bool {
 	return base != "" && (name == base+".cold" || name == base+" [clone .cold]")
 }
 
-// code says whether ra, outside the program, is code a call could return
-// to: the runtime's, or a library's.
-func (r *reporter) code(ra uint64) bool { return r.d.host.InRuntime(ra) || r.sym.inFile(ra) }
+// noCode says whether ra is no code a call could return to: not the
+// program's, the runtime's or a library's.
+func (r *reporter) noCode(ra uint64) bool {
+	return r.d.host.LinkPC(ra) == 0 && !r.d.host.InRuntime(ra) && !r.sym.inFile(ra)
+}
 
 // chainFrames symbolises the callers of a verified chain: each entry's
 // return address is a frame in the next entry's function (the innermost
