@@ -128,8 +128,7 @@ func (r *reporter) race(t *thread, addr, size uint64, pc uint32, flags uint8, pr
 func (r *reporter) wouldPrint(pc, ppc uint32) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	ctx := r.contexts[contextKey(pc, ppc)]
-	return (ctx == nil || ctx.tries < stackTries) && !r.full()
+	return r.contexts[contextKey(pc, ppc)].open() && !r.full()
 }
 
 // contextKey is the racy context of the code locations pc and ppc,
@@ -156,10 +155,13 @@ type racyContext struct {
 
 const stackTries = 16
 
+// open says whether a race of context c (nil: new) is to be looked at.
+func (c *racyContext) open() bool { return c == nil || c.tries < stackTries }
+
 // another says whether one more race of a context seen before is to be
 // looked at, and counts it.
 func (c *racyContext) another() bool {
-	if c.tries >= stackTries {
+	if !c.open() {
 		return false
 	}
 	c.tries++
