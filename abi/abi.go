@@ -198,7 +198,13 @@ const (
 	// LockDestroy, with Unlock: the mutex is destroyed
 	// (pthread_mutex_destroy and the like), not released: its edges of
 	// the lock-order graph go.
-	LockDestroy   = 1024
+	LockDestroy = 1024
+	// LockTicked, with Unlock|LockEnd: the C side published the ending
+	// region's reads itself (runtime/readlog.c: the thread's way of the
+	// reader log already held them) and moved the thread to its next
+	// segment; the Go side ticks the thread's clock to follow, without
+	// publishing the epoch, which the C side did.
+	LockTicked    = 2048
 	LockMarkShift = 16
 )
 

@@ -277,8 +277,8 @@ HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint6
 }
 
 /* The hand-off tables' keys (hgrt.h, hg_publish_handoff). */
-static uintptr_t hg_handoff_keys[2];
-static uint32_t hg_handoff_bits[2];
+uintptr_t hg_handoff_keys[2];
+uint32_t hg_handoff_bits[2];
 
 void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
 {
@@ -323,14 +323,6 @@ HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, u
 	}
 	return 0;
 }
-
-/* One way of the reader log (runtime/detect/readlog.go, rlWay): the
- * granules a thread's regions read under a mutex, and the epoch of the
- * latest. seq is odd while the Go side writes the way. */
-struct hg_rlway {
-	uint64_t seq, mutex, epoch, n;
-	uint64_t keys[HG_RL_KEYS];
-};
 
 /* hg_rlway_news: does the way hold, for a writer under mutex m, a region
  * the thread does not know yet that read a granule of [lo, hi)? */
@@ -715,6 +707,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	if (t->access_sp && !len && !(HG_INFO_FLAGS(info) & (HG_ATOMIC | HG_HOOK | HG_SPIN)))
 		e->len = HG_EVENT_LEN_SP | t->access_sp; /* for the report's stack (events.go) */
 	t->access_sp = 0;
+	t->go_pending = 1; /* the Go side may join and tick for it (readlog.c) */
 	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
 	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC) ||

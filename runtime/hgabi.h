@@ -83,6 +83,7 @@
 #define HG_LOCK_TRY 256
 #define HG_LOCK_ORDER 512
 #define HG_LOCK_DESTROY 1024
+#define HG_LOCK_TICKED 2048
 #define HG_LOCK_MARK_SHIFT 16
 /* lockset changes the Go side tells the C side of (lockview.c) */
 #define HG_LOCKSTEP_WRITE 1

@@ -147,6 +147,19 @@ struct hg_thread {
 	uint8_t want_stack;    /* reports wait for the call stack at the next wrapper (threads.c) */
 	uint8_t signalled;     /* a signal of the region waits in the buffer for its mutex's release (wrappers.c) */
 	uint8_t publishing;    /* between an unlock and the end of its region's publication (wrappers.c) */
+	/* A buffered event may change the thread's clock on the Go side (a
+	 * join, a tick): anything but a lock or unlock that publishes
+	 * nothing. While it is 0 the Go side's clock is the thread's epoch
+	 * (hg_epochs), and readlog.c may move the thread to its next segment
+	 * itself. */
+	uint8_t go_pending;
+	uint8_t c_ticked; /* ... and the buffer holds a segment the C side began (HG_LOCK_TICKED) */
+	/* The thread's own clock when its vector clock last took in another
+	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
+	 * seen the thread. A reader-log way published at a later clock holds
+	 * the thread's clock as it is now, but for its own component
+	 * (readlog.c). */
+	uint64_t joined_at;
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
 	 * lockset ids as hg_locks holds them (lk, valid while locks_known:

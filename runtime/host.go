@@ -99,6 +99,14 @@ func (r *cRecord) KnowMember(id, gen uint32) {
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.tsets[id&(C.HG_TSETS-1)])), uint64(gen)<<32|uint64(id))
 }
 
+// KnowJoin notes in the record the thread's clock at its latest join
+// (hgrt.h, joined_at). Only the thread's own calls write it.
+func (r *cRecord) KnowJoin(clock uint64) {
+	if r != nil {
+		atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.joined_at)), clock)
+	}
+}
+
 // KnowOverflow notes in the record the overflow segment of a hand-off
 // table that its thread knows (hgrt.h, over_known).
 func (r *cRecord) KnowOverflow(table detect.HandoffTable, id uint64) {

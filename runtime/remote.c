@@ -472,6 +472,8 @@ int32_t hg_remote_start(uint64_t bias, const char **reason)
  * its own if it starts threads; the parent's socket and arena are not its
  * own (its parent's detector must see the socket close when its parent
  * exits). */
+int hg_remote_on(void) { return hg_remote; }
+
 void hg_remote_forked(void)
 {
 	hg_rpc_mutex = 0;

@@ -78,6 +78,31 @@ HG_SLOW HG_INTERNAL void hg_annotate_hook(struct hg_thread *t, uint64_t addr, ui
 void hg_trace_init(struct hg_header *h);
 HG_INTERNAL void hg_trace_own(int32_t tid);
 HG_INTERNAL void hg_trace_detach(void);
+/* calltrace.c: the calling thread's segment e begins (as markTrace in
+ * runtime/epochs.go, for an epoch the C side moved: readlog.c) */
+HG_INTERNAL void hg_trace_mark_epoch(uint64_t e);
+
+/* The hand-off tables as the Go side published them (fastpath.c,
+ * hg_publish_handoff): [0] the published writes, [1] the reader log;
+ * the address of each table's memory and its slots' bits. */
+extern uintptr_t hg_handoff_keys[2] HG_INTERNAL;
+extern uint32_t hg_handoff_bits[2] HG_INTERNAL;
+
+/* One way of the reader log (runtime/detect/readlog.go, rlWay): the
+ * granules a thread's regions read under a mutex, and the epoch of the
+ * latest. seq is odd while a writer has the way: the Go side, or the C
+ * side refreshing its thread's own way (readlog.c). */
+struct hg_rlway {
+	uint64_t seq, mutex, epoch, n;
+	uint64_t keys[HG_RL_KEYS];
+};
+
+/* readlog.c: the region of mutex m that t is ending published its reads
+ * in C and moved t to its next segment (1), or the Go side must (0). */
+HG_INTERNAL int hg_readlog_refresh(struct hg_thread *t, uint64_t m);
+
+/* remote.c: the detector is a process of its own (a forked child) */
+HG_INTERNAL int hg_remote_on(void);
 
 /* ranges.c: ra is code of this library (the wrappers let such calls pass
  * straight through). */

@@ -169,6 +169,7 @@ HG_SLOW struct hg_thread *hg_register(void)
 	struct hg_thread *t = hg_reuse_record();
 	if (t) {
 		t->tid = -1;
+		t->joined_at = ~0ull; /* until the Go side has seen the thread (readlog.c) */
 		if (!t->buf && !hg_map_buffer(t))
 			t->in_rt = 1; /* no buffer: count only */
 		hg_self = t;
@@ -179,6 +180,7 @@ HG_SLOW struct hg_thread *hg_register(void)
 		return &hg_overflow;
 	t = (struct hg_thread *)(hg_arena + off);
 	t->tid = -1;
+	t->joined_at = ~0ull;
 	if (!hg_map_buffer(t))
 		t->in_rt = 1; /* no buffer: count only */
 	t->next = atomic_load_explicit(&hg_list, memory_order_relaxed);
@@ -218,6 +220,8 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->tid = tid;
 	hg_trace_own(tid);
 	t->n = 0;
+	t->go_pending = t->c_ticked = 0;
+	t->joined_at = ~0ull;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
 	t->want_stack = 0;
 	t->locks_known = 0;
@@ -376,6 +380,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 	if (t->n || nacq || nsig) {
 		uint32_t n = t->n, at = 0;
 		t->n = 0;
+		t->go_pending = t->c_ticked = 0; /* processed before this returns */
 		int pending = 0;
 		if (nacq) {
 			at = mark < n ? mark : n;
@@ -473,6 +478,18 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
 	hg_saving(t, fn, regs, info);
 }
 
+/* hg_event_quiet: the event (info, len) cannot change the thread's
+ * clock on the Go side: a lock, or an unlock that publishes nothing (no
+ * region's record, no nested hand-off). Locks and unlocks change only
+ * locksets there (runtime/detect, lockEvent). */
+static int hg_event_quiet(uint64_t info, uint64_t len)
+{
+	uint32_t kind = HG_INFO_FLAGS(info);
+	if (kind == HG_LOCK)
+		return !(len & (HG_LOCK_READS_FULL | HG_LOCK_WAIT));
+	return kind == HG_UNLOCK && !(len & (HG_LOCK_RECORD | HG_LOCK_NESTED | HG_LOCK_WAIT | HG_LOCK_DESTROY));
+}
+
 /* hg_event buffers an event of the C wrappers (heap blocks, locks, memory
  * ranges). When the buffer is full it is flushed only if may_flush: a
  * wrapper called from inside a library (glibc may hold internal locks) must
@@ -490,6 +507,8 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
+	if (!hg_event_quiet(info, len))
+		t->go_pending = 1;
 	/* the event is complete before it counts: a signal handler that
 	 * flushes in between must not hand over a stale slot */
 	__asm__ volatile("" ::: "memory");

@@ -45,13 +45,18 @@ static inline struct hg_thread *hg_active(void *ra)
 
 /* Go-side calls made with the re-entrancy guard up. What signal handlers
  * did while the wrapper's real function blocked (a handler run during
- * pthread_join) goes first: it came before the call. */
-#define GO(t, call)                   \
-	do {                          \
-		hg_flush_signals(t);  \
-		(t)->in_rt = 1;       \
-		call;                 \
-		(t)->in_rt = 0;       \
+ * pthread_join) goes first: it came before the call. So do buffered
+ * events while a segment the C side began waits in them for the Go side
+ * to tick (readlog.c): the call may tick the thread's clock too. */
+#define GO(t, call)                            \
+	do {                                   \
+		if ((t)->c_ticked)             \
+			hg_flush(t);           \
+		else                           \
+			hg_flush_signals(t);   \
+		(t)->in_rt = 1;                \
+		call;                          \
+		(t)->in_rt = 0;                \
 	} while (0)
 
 #endif

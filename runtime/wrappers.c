@@ -508,6 +508,13 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		return -1;
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
+	if (hg_readlog_refresh(t, (uint64_t)(uintptr_t)m)) {
+		/* published in C: the Go side follows the tick */
+		hg_unlock_event(t, m, HG_LOCK_END | HG_LOCK_TICKED | (cvm ? HG_LOCK_CVM : 0));
+		t->recording = t->waited = t->wrote = t->signalled = 0;
+		t->region_mutex = 0;
+		return -1;
+	}
 	/* only recorded writes are published (a signal took the earlier ones);
 	 * a region that waited also follows the relations of what it read */
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||

@@ -12,6 +12,11 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 	if t == nil {
 		return 0
 	}
+	if t.rec == nil && rec != nil {
+		// what t's clock took in before (its parent's, a join made
+		// outside a flush) is news to the fast path
+		rec.KnowJoin(t.vc.Get(uint16(t.tid)))
+	}
 	t.rec, t.tsetGen = rec, d.tsets.Generation()
 	for i, e := range events {
 		d.event(t, e, events[i+1:])
@@ -113,6 +118,12 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 		d.publishSince(t, addr, exclusive, int(mode>>abi.LockMarkShift))
 	case !lock && mode&abi.LockEnd != 0:
 		d.regionEnd(t, addr, exclusive, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
+		if mode&abi.LockTicked != 0 {
+			// the C side published the region and began t's next
+			// segment (runtime/readlog.c): the clock follows, the epoch
+			// is published already
+			t.vc.Tick(uint16(t.tid))
+		}
 	}
 }
 

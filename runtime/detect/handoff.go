@@ -125,6 +125,7 @@ func (t *thread) join(v *shadow.VC) {
 	t.vc.Join(v)
 	t.snap = nil
 	t.mirror(v)
+	t.joined()
 }
 
 // joinSeg makes t happen after seg.
@@ -136,6 +137,14 @@ func (t *thread) joinSeg(seg *wrSeg) {
 			t.clocks[seg.tid] = seg.clock
 			t.mirrored = max(t.mirrored, int(seg.tid)+1)
 		}
+	}
+}
+
+// joined tells t's fast path that t's clock changed by a join at t's
+// current clock (Region.KnowJoin). The first flush tells it too.
+func (t *thread) joined() {
+	if t.rec != nil {
+		t.rec.KnowJoin(t.vc.Get(uint16(t.tid)))
 	}
 }
 

@@ -91,6 +91,8 @@ func (r *fakeRegion) KnowMember(id, gen uint32) {}
 
 func (r *fakeRegion) KnowOverflow(table HandoffTable, id uint64) {}
 
+func (r *fakeRegion) KnowJoin(clock uint64) {}
+
 // bench is one detector under test.
 type bench struct {
 	t       *testing.T

@@ -99,6 +99,12 @@ type Region interface {
 	// the overflow segment id of a hand-off table (a look-up that finds
 	// no entry of its own would join it).
 	KnowOverflow(table HandoffTable, id uint64)
+	// KnowJoin tells the thread's fast path that the thread's vector
+	// clock took in another at its own clock value clock (a join), or may
+	// have before (the Go side's first sight of the thread): a reader-log
+	// way the thread published at a clock up to that one no longer holds
+	// the thread's clock (runtime/readlog.c).
+	KnowJoin(clock uint64)
 }
 
 // HandoffInHeap is the address PublishHandoffTable gives for a table

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"cmp"
+	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -60,8 +61,13 @@ const (
 )
 
 // rlWay is one (mutex, thread) way, laid out for the C side (struct
-// hg_rlway). A writer makes seq odd, writes the rest, and makes seq even
-// again; a reader that sees seq odd or changed takes the way as news.
+// hg_rlway). A writer takes the way by making seq odd (lock), writes the
+// rest, and makes seq even again; a reader that sees seq odd or changed
+// takes the way as news. The Go side's writers take the slot's stripe
+// too; the C side writes only its thread's own way, and only its epoch
+// (runtime/readlog.c: a region that read nothing new moves the way's
+// segment on), so the way's epoch, not its segment's clock, says which of
+// the thread's segments the way holds (seg).
 type rlWay struct {
 	seq   atomic.Uint64
 	mutex atomic.Uint64 // 0: free
@@ -69,6 +75,21 @@ type rlWay struct {
 	n     atomic.Uint64 // keys held, or rlAll
 	keys  [readKeys]atomic.Uint64
 }
+
+// lock takes the way from other writers: the C side's may hold it for a
+// few instructions.
+func (w *rlWay) lock() {
+	for spins := 0; ; spins++ {
+		if s := w.seq.Load(); s&1 == 0 && w.seq.CompareAndSwap(s, s+1) {
+			return
+		}
+		if spins%64 == 63 {
+			runtime.Gosched() // its thread may be descheduled
+		}
+	}
+}
+
+func (w *rlWay) unlock() { w.seq.Add(1) }
 
 func newReadLog(bits uint, published func(base uintptr)) *readLog {
 	return &readLog{bits: bits, published: published}
@@ -122,15 +143,21 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 			if free < 0 {
 				free = i
 			}
-		case wm == m && r.covered(i, seg):
+		case wm == m:
+			w.lock() // the C side may be moving its epoch on
+			if !r.covered(i, seg) {
+				w.unlock()
+				continue
+			}
 			// seg's region happens after this way's: it takes the
 			// way's reads (its own thread's earlier regions, or another
 			// thread's before it)
 			ks.merge(w)
 			if target < 0 {
-				target = i
+				target = i // written below, still taken
 			} else {
-				r.clear(i)
+				r.empty(i)
+				w.unlock()
 			}
 		}
 	}
@@ -140,8 +167,9 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 		}
 		ks.add(granuleKey(a))
 	}
-	if target < 0 {
+	if target < 0 && free >= 0 {
 		target = free
+		r.ways[target].lock()
 	}
 	if target < 0 {
 		target = r.evict(base)
@@ -149,7 +177,6 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 	r.puts[base/rlWays]++
 	r.used[target] = r.puts[base/rlWays]
 	w := &r.ways[target]
-	w.seq.Add(1)
 	if ks.all {
 		w.n.Store(rlAll)
 	} else {
@@ -161,7 +188,7 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
 	r.segs[target].Store(seg)
 	w.mutex.Store(m)
-	w.seq.Add(1)
+	w.unlock()
 }
 
 // wayKeys gathers the granules of a way being written: at most readKeys
@@ -202,25 +229,38 @@ func (ks *wayKeys) add(k uint64) {
 	ks.n++
 }
 
-// covered reports whether way i's segment happens before seg (under the
-// stripe).
+// seg is way i's segment: the one published there, moved to the way's
+// epoch when the C side moved it on (nil for a free way). The caller has
+// the way, or reads it between two equal even seqs.
+func (r *readLog) seg(i int) *wrSeg {
+	seg := r.segs[i].Load()
+	if seg == nil {
+		return nil
+	}
+	if e := shadow.Epoch(r.ways[i].epoch.Load()); e.TID() == seg.tid && e.Clock() != seg.clock {
+		moved := *seg // the same past but for its own clock (readlog.c)
+		moved.clock = e.Clock()
+		return &moved
+	}
+	return seg
+}
+
+// covered reports whether way i's segment happens before seg (the way
+// taken, under the stripe).
 func (r *readLog) covered(i int, seg *wrSeg) bool {
-	old := r.segs[i].Load()
+	old := r.seg(i)
 	return old != nil && (old.tid == seg.tid || seg.vc.Get(old.tid) >= old.clock)
 }
 
-// clear frees way i (under the stripe).
-func (r *readLog) clear(i int) {
-	w := &r.ways[i]
-	w.seq.Add(1)
-	w.mutex.Store(0)
+// empty frees way i (taken, under the stripe).
+func (r *readLog) empty(i int) {
+	r.ways[i].mutex.Store(0)
 	r.segs[i].Store(nil)
-	w.seq.Add(1)
 }
 
-// evict frees a way of the full slot at base: one whose segment the
-// overflow already covers, else the least recently written one, folded
-// into the overflow.
+// evict frees a way of the full slot at base and returns it taken: one
+// whose segment the overflow already covers, else the least recently
+// written one, folded into the overflow.
 func (r *readLog) evict(base int) int {
 	over := r.over.Load()
 	victim := base
@@ -234,10 +274,11 @@ func (r *readLog) evict(base int) int {
 			victim = i
 		}
 	}
-	if over == nil || !over.covers(r.segs[victim].Load()) {
-		r.over.fold(r.segs[victim].Load())
+	r.ways[victim].lock()
+	if seg := r.seg(victim); over == nil || !over.covers(seg) {
+		r.over.fold(seg)
 	}
-	r.clear(victim)
+	r.empty(victim)
 	return victim
 }
 
@@ -259,7 +300,7 @@ func (r *readLog) news(t *thread, m, lo, hi uint64, fn func(*wrSeg)) *wrSeg {
 		if e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) || !w.reads(lo, hi) {
 			continue
 		}
-		if seg := r.segs[i].Load(); seg != nil && w.seq.Load() == s {
+		if seg := r.seg(i); seg != nil && w.seq.Load() == s {
 			fn(seg)
 		}
 	}
