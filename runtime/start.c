@@ -271,6 +271,7 @@ __attribute__((constructor)) static void hg_init(void)
 static void hg_print_stats(void)
 {
 	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0, sig_dropped = 0;
+	uint64_t pub_go = 0, pub_c = 0;
 	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
 		acc += t->accesses;
 		ranges += t->ranges;
@@ -279,6 +280,8 @@ static void hg_print_stats(void)
 		for (int k = 0; k < HG_DEFER_KINDS; k++)
 			deferred[k] += t->deferred[k], go += t->deferred[k];
 		sig_dropped += t->sig_dropped;
+		pub_go += t->pub_go;
+		pub_c += t->pub_c;
 	}
 	char line[512];
 	snprintf(line, sizeof line,
@@ -305,6 +308,13 @@ static void hg_print_stats(void)
 		line[n - 1] = 0;
 	strncat(line, "\n", sizeof line - strlen(line) - 1);
 	hg_print(line);
+	if (pub_go + pub_c) {
+		snprintf(line, sizeof line,
+			 "hgrewrite: pid %d: %llu lock-protected regions published by the Go side, %llu in C (read only "
+			 "what their thread's reader-log way held)\n",
+			 (int)getpid(), (unsigned long long)pub_go, (unsigned long long)pub_c);
+		hg_print(line);
+	}
 	if (sig_dropped) {
 		snprintf(line, sizeof line,
 			 "hgrewrite: pid %d: %llu accesses in signal handlers not checked (more than %d between two flushes)\n",

@@ -153,6 +153,8 @@ static struct hg_thread *hg_reuse_record(void)
 	t->lk_mismatch = keep.lk_mismatch;
 	t->served = keep.served;
 	t->mark = keep.mark;
+	t->pub_go = keep.pub_go;
+	t->pub_c = keep.pub_c;
 	t->next = keep.next;
 	t->buf = keep.buf;
 	t->xsave = keep.xsave;

@@ -510,6 +510,7 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
 	if (hg_readlog_refresh(t, (uint64_t)(uintptr_t)m)) {
 		/* published in C: the Go side follows the tick */
+		t->pub_c++;
 		hg_unlock_event(t, m, HG_LOCK_END | HG_LOCK_TICKED | (cvm ? HG_LOCK_CVM : 0));
 		t->recording = t->waited = t->wrote = t->signalled = 0;
 		t->region_mutex = 0;
@@ -520,6 +521,7 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
 		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
 	int what = !flush ? -1 : t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
+	t->pub_go += flush;
 	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
 	t->recording = t->waited = t->wrote = t->signalled = 0;
 	t->region_mutex = 0;
