@@ -14,10 +14,18 @@ const (
 )
 
 // FlagsUse reports how in uses the arithmetic flags.
+//
+// A call counts as writing them: the System V ABI preserves no status
+// flag across a call and passes none in, so the code before a call cannot
+// leave them for the callee or for what follows the call. (Hand-written
+// assembly that returns a result in a flag is read after the call, where
+// the reader is seen; one that takes a flag as input would break.)
 func (in *Inst) FlagsUse() FlagUse {
 	switch in.Kind {
 	case Nop:
 		return FlagsNone
+	case Call, CallInd:
+		return FlagsKill
 	case Other:
 	default:
 		return FlagsUnknown // branches read them or leave the block

@@ -246,6 +246,9 @@ func TestFlagsDead(t *testing.T) {
 		{[]byte{0x8b, 0x07}, false},                               // block ends: the next may read them
 		{[]byte{0x8b, 0x07, 0xff, 0xc0, 0x83, 0xc0, 0x01}, false}, // inc keeps CF: unknown
 		{[]byte{0x01, 0x07}, true},                                // add %eax,(%rdi) itself overwrites them
+		{[]byte{0x8b, 0x07, 0xe8, 0x00, 0x00, 0x00, 0x00}, true},  // mov (%rdi),%eax; call: the ABI keeps none
+		{[]byte{0x8b, 0x07, 0xff, 0xd0}, true},                    // mov (%rdi),%eax; call *%rax
+		{[]byte{0x8b, 0x07, 0xc3}, false},                         // mov (%rdi),%eax; ret: a hand-written caller may read them
 	}
 	for _, c := range cases {
 		if got := flagsDead(dec(c.code...)); got != c.dead {

@@ -897,10 +897,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 
 /* hg_access_one is one access: the commonest case, an access that
  * changes nothing (hg_unchanged), is settled first; the rest goes to
- * hg_access_any. (With no_caller_saved_registers every register the
- * entry points touch costs a push and a pop per call; GCC saves them all
- * because of the call to hg_access_any, which is why a batch of accesses
- * shares one call.) */
+ * hg_access_any. */
 __attribute__((target("general-regs-only"), always_inline)) static inline void hg_access_one(uint64_t addr, uint64_t info,
 													 uint64_t sp)
 {
@@ -912,13 +909,50 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
 	hg_access_any(addr, info, sp);
 }
 
+/* The trampolines' entry points, hg_access and hg_access_batch, are
+ * assembly stubs around C functions of the usual calling convention
+ * (HG_PLAIN), hg_access_c and hg_access_batch_c. The trampoline saved
+ * the flags (when they are live), rdi and rsi; a stub saves the other
+ * registers a C function may clobber, once, and calls. Compiled as
+ * no_caller_saved_registers functions themselves (HG_FAST), the entry
+ * points saved every register they used on any path, 16 pushes and pops
+ * on every access, and hg_access_any as many again on every access it
+ * took: bench/calls.c, whose accesses all take it, spent most of its time
+ * on them. The stubs keep the stack aligned for the C code and describe
+ * their frame for unwinders. */
+#define HG_STR2(x) #x
+#define HG_STR(x) HG_STR2(x)
+#define HG_STUB(name, target, before)                                                  \
+	__asm__(".text\n"                                                             \
+		".globl " #name "\n"                                                    \
+		".type " #name ", @function\n"                                          \
+		".p2align 4\n" #name ":\n"                                             \
+		".cfi_startproc\n"                                                     \
+		"push %rbp\n"                                                          \
+		".cfi_def_cfa_offset 16\n"                                             \
+		".cfi_offset %rbp, -16\n"                                              \
+		"mov %rsp, %rbp\n"                                                     \
+		".cfi_def_cfa_register %rbp\n"                                         \
+		"push %rax\n push %rcx\n push %rdx\n push %r8\n"                       \
+		"push %r9\n push %r10\n push %r11\n" before "and $-16, %rsp\n"          \
+		"call " #target "\n"                                                    \
+		"lea -56(%rbp), %rsp\n"                                                \
+		"pop %r11\n pop %r10\n pop %r9\n pop %r8\n"                             \
+		"pop %rdx\n pop %rcx\n pop %rax\n pop %rbp\n"                          \
+		".cfi_def_cfa %rsp, 8\n"                                               \
+		"ret\n"                                                                \
+		".cfi_endproc\n"                                                       \
+		".size " #name ", .-" #name "\n")
+
 /* hg_access is the trampolines' entry point for one access. The
  * program's stack pointer at the access is where the trampoline's was
- * before its call (the CFA here) plus what it saved
- * (HG_TRAMPOLINE_SAVED, at most). */
-HG_FAST void hg_access(uint64_t addr, uint64_t info)
+ * before its call (the CFA of the stub, rbp + 16 there) plus what it
+ * saved (HG_TRAMPOLINE_SAVED, at most): the third argument. */
+HG_STUB(hg_access, hg_access_c, "lea 16+" HG_STR(HG_TRAMPOLINE_SAVED) "(%rbp), %rdx\n");
+
+HG_PLAIN void hg_access_c(uint64_t addr, uint64_t info, uint64_t sp)
 {
-	hg_access_one(addr, info, (uint64_t)(uintptr_t)__builtin_dwarf_cfa() + HG_TRAMPOLINE_SAVED);
+	hg_access_one(addr, info, sp);
 }
 
 /* hg_access_batch is the trampolines' entry point for a group of
@@ -926,7 +960,9 @@ HG_FAST void hg_access(uint64_t addr, uint64_t info)
  * (address, info) pairs in the order the block makes them. One call
  * checks them all, before the first of them is made: the block does not
  * synchronise in between, nor change their addresses' registers. */
-HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n)
+HG_STUB(hg_access_batch, hg_access_batch_c, "");
+
+HG_PLAIN void hg_access_batch_c(const uint64_t *pairs, uint64_t n)
 {
 	/* the pairs sit right below what the trampoline saved */
 	uint64_t sp = (uint64_t)(uintptr_t)pairs + 16 * n + HG_TRAMPOLINE_SAVED;
@@ -937,7 +973,7 @@ HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n)
 /* hg_access_any is hg_access for any access: the fast path's other
  * cases (hg_handled), then the Go side (hg_access_slow); sp is the
  * program's stack pointer at the access (hg_access). */
-HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
+HG_PLAIN void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
 {
 	struct hg_thread *t = hg_self;
 	uint32_t flags = HG_INFO_FLAGS(info);

@@ -34,10 +34,21 @@
  * it. */
 #define HG_INLINE __attribute__((target("general-regs-only"), always_inline))
 
-/* fastpath.c: the entry points, stored in the header's slots by start.c. */
-HG_FAST void hg_access(uint64_t addr, uint64_t info);
-HG_FAST void hg_access_batch(const uint64_t *pairs, uint64_t n);
-HG_SLOW void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp);
+/* HG_PLAIN: a function of the entry points' own with the usual calling
+ * convention (its callers save what it may clobber), for the entry
+ * points' assembly stubs (fastpath.c) to call: GCC then saves, inside,
+ * only the callee-saved registers the path taken uses. */
+#define HG_PLAIN __attribute__((target("general-regs-only"), noinline, visibility("hidden")))
+
+/* fastpath.c: the entry points, stored in the header's slots by start.c:
+ * hg_access and hg_access_batch are assembly stubs that preserve every
+ * register but rdi, rsi and the flags (which the trampolines save) around
+ * hg_access_c and hg_access_batch_c. */
+void hg_access(uint64_t addr, uint64_t info);
+void hg_access_batch(const uint64_t *pairs, uint64_t n);
+HG_PLAIN void hg_access_c(uint64_t addr, uint64_t info, uint64_t sp);
+HG_PLAIN void hg_access_batch_c(const uint64_t *pairs, uint64_t n);
+HG_PLAIN void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp);
 HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count);
 
 /* threads.c: the calling thread's record, NULL until hg_register made it.
