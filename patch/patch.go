@@ -341,9 +341,9 @@ func (b *builder) trampoline(p *planned) error {
 		}
 		if in.Flags&disasm.HasMem != 0 && b.skipReason(p.block, in) == "" {
 			if group, ok := batches[in.Addr]; !ok {
-				buf, err = b.glue(buf, in, flagsDead(insts[i:]))
+				buf, err = b.glue(buf, in, b.flagsDeadOn(insts, i))
 			} else if group != nil {
-				buf, err = b.batchGlue(buf, group, flagsDead(insts[i:]))
+				buf, err = b.batchGlue(buf, group, b.flagsDeadOn(insts, i))
 			}
 			if err != nil {
 				break
@@ -359,7 +359,7 @@ func (b *builder) trampoline(p *planned) error {
 		}
 		if in.Flags&disasm.HasMem != 0 && in.Mem.Access&disasm.Atomic != 0 && b.skipReason(p.block, in) == "" {
 			// The acquire half of an atomic read-modify-write is after it.
-			if buf, err = b.postGlue(buf, in, flagsDead(insts[i+1:])); err != nil {
+			if buf, err = b.postGlue(buf, in, b.flagsDeadOn(insts, i+1)); err != nil {
 				break
 			}
 		}
@@ -405,6 +405,56 @@ func flagsDead(insts []disasm.Inst) bool {
 		}
 	}
 	return false // the next block may read them
+}
+
+// flagsFollow bounds the instructions flagsDeadOn looks at past a block.
+const flagsFollow = 16
+
+// flagsDeadOn is flagsDead for insts[i:] of a block, going on where the
+// code goes: through a direct jump, and into the next block when the
+// block falls through. The path from an instruction is one until a
+// conditional branch, which reads the flags.
+func (b *builder) flagsDeadOn(insts []disasm.Inst, i int) bool {
+	for ; i < len(insts); i++ {
+		if dead, known := flagsFate(&insts[i]); known {
+			return dead
+		}
+	}
+	if len(insts) == 0 {
+		return false
+	}
+	in := &insts[len(insts)-1]
+	for range flagsFollow {
+		next := in.Addr + uint64(in.Len)
+		switch in.Kind {
+		case disasm.Jmp:
+			next = in.Target
+		case disasm.Other, disasm.Nop:
+		default:
+			return false
+		}
+		var ok bool
+		if in, ok = b.g.Inst(next); !ok {
+			return false
+		}
+		if dead, known := flagsFate(in); known {
+			return dead
+		}
+	}
+	return false
+}
+
+// flagsFate is what in says of the flags: dead (it overwrites them),
+// live (it may read them), or nothing yet (known false): it leaves them,
+// or it is a direct jump, after which the code goes on at its target.
+func flagsFate(in *disasm.Inst) (dead, known bool) {
+	switch in.FlagsUse() {
+	case disasm.FlagsKill:
+		return true, true
+	case disasm.FlagsUnknown:
+		return false, in.Kind != disasm.Jmp
+	}
+	return false, false
 }
 
 // glue appends the runtime call(s) for one memory instruction.

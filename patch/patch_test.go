@@ -257,6 +257,34 @@ func TestFlagsDead(t *testing.T) {
 	}
 }
 
+// Past the end of its block, the flags' fate is where the block goes:
+// through its direct jump, or falling through.
+func TestFlagsDeadAcrossBlocks(t *testing.T) {
+	for _, c := range []struct {
+		then  []byte
+		saved bool
+	}{
+		{[]byte{0x83, 0xc0, 0x01}, false}, // add $1,%eax: overwritten
+		{[]byte{0x74, 0x00}, true},        // je: read
+		{[]byte{0xc3}, true},              // ret: a hand-written caller may read them
+	} {
+		code := append([]byte{
+			0x8b, 0x87, 0x00, 0x01, 0x00, 0x00, // mov 0x100(%rdi),%eax
+			0xeb, 0x01, // jmp over the nop
+			0x90,
+		}, c.then...)
+		code = append(code, 0xc3)
+		f := build(t, false, 0x1000, code, uint64(len(code)), Options{})
+		saved := false
+		for _, in := range f.trampoline(t, 0x1000) {
+			saved = saved || in.Op == x86asm.PUSHFQ
+		}
+		if saved != c.saved {
+			t.Errorf("then % x: flags saved %v, want %v", c.then, saved, c.saved)
+		}
+	}
+}
+
 // A RIP-relative read of read-only data is not instrumented; a write
 // there (a program that made it writable) and a read elsewhere are.
 func TestReadOnlySkip(t *testing.T) {
