@@ -90,6 +90,7 @@ type Stats struct {
 	HooksSkipped int            // loop hooks whose block could not be relocated
 	Batched      int            // instrumented accesses checked by an earlier one's batch call (elide.Batches)
 	Traced       int            // functions whose entry appends to the call trace (Options.TraceCalls)
+	CallsKept    int            // calls ending a relocated block that run where they are (keepsCall)
 	TraceSkipped int            // functions whose entry block could not take the call-trace glue
 }
 
@@ -123,6 +124,9 @@ type CodeReader func(addr, n uint64) []byte
 type planned struct {
 	block   *cfg.Block
 	start   uint64 // first patched byte (after a leading endbr64)
+	// end is past the last patched byte: the block's end, or the call
+	// that ends the block when it stays where it is (keepsCall)
+	end     uint64
 	sites   int
 	hooks   int    // loop hooks the block carries
 	tramp   uint64 // trampoline address
@@ -239,12 +243,43 @@ func (b *builder) plan(blk *cfg.Block) (*planned, bool) {
 	if isEndbr(b.code(insts[0].Addr, uint64(insts[0].Len))) {
 		p.start += uint64(insts[0].Len)
 	}
-	if blk.End-p.start < jmp8Len {
+	p.end = blk.End
+	if b.keepsCall(blk, insts, p.start) {
+		p.end = insts[len(insts)-1].Addr
+	}
+	if p.end-p.start < jmp8Len {
 		b.res.Stats.Skipped[skipShort] += p.sites
 		b.failPlanned(p)
 		return nil, false
 	}
 	return p, true
+}
+
+// keepsCall says whether the call that ends blk may stay where it is:
+// the trampoline jumps back to it instead of emulating it with a pushed
+// return address and a jump. A return then goes where the call's
+// own push said, as the processor's return predictor expects: an
+// emulated call's callee mispredicted its return every time
+// (bench/calls.c). The bytes before the call must hold the patch's jump,
+// and nothing may be hooked at the call or after it (a hook runs in the
+// trampoline).
+func (b *builder) keepsCall(blk *cfg.Block, insts []disasm.Inst, start uint64) bool {
+	last := &insts[len(insts)-1]
+	if last.Kind != disasm.Call && last.Kind != disasm.CallInd || last.Addr < start+jmp8Len {
+		return false
+	}
+	h := b.opt.Hooks
+	if h.waitCall(last.Addr) || h.request(last.Addr) {
+		return false
+	}
+	if _, ok := h.lockCall(last.Addr); ok {
+		return false
+	}
+	if _, ok := h.annotation(last.Addr); ok {
+		return false
+	}
+	_, ok := fallExit(h.exits(blk.Start), blk.End)
+	return !ok
 }
 
 // traced says whether blk is a function's entry block that takes the
@@ -348,6 +383,11 @@ func (b *builder) trampoline(p *planned) error {
 			if err != nil {
 				break
 			}
+		}
+		if in.Addr == p.end { // the call stays: back to it (keepsCall)
+			buf, err = putRel(buf, base, b.t.jmpRel, in.Addr)
+			last = nil
+			break
 		}
 		if buf, err = b.relocate(buf, in); err != nil {
 			break

@@ -165,6 +165,63 @@ func TestRelocatedCallPushesOriginalReturn(t *testing.T) {
 	}
 }
 
+// A call that ends a relocated block stays where it is when the jump to
+// the trampoline fits before it: the trampoline jumps back to it, and its
+// bytes are left alone, so that its return is the one the processor saw
+// pushed.
+func TestCallStaysInPlace(t *testing.T) {
+	code := []byte{
+		0x48, 0x8b, 0x87, 0x00, 0x01, 0x00, 0x00, // 1000 mov 0x100(%rdi),%rax
+		0xe8, 0xf4, 0xff, 0xff, 0xff, // 1007 call 1000
+		0xc3, // 100c ret
+	}
+	f := build(t, false, 0x1000, code, uint64(len(code)), Options{})
+	tr := f.trampoline(t, 0x1000)
+	if last := tr[len(tr)-1]; last.Op != x86asm.JMP || target(last) != 0x1007 {
+		t.Errorf("trampoline ends with %v, want a jump back to the call at 0x1007", last)
+	}
+	for _, p := range f.res.Patches {
+		if p.Addr < 0x100c && p.Addr+uint64(len(p.Bytes)) > 0x1007 {
+			t.Errorf("patch at %#x (% x) covers the call", p.Addr, p.Bytes)
+		}
+	}
+	if f.res.Stats.CallsKept != 1 || f.res.Stats.Instrumented != 1 {
+		t.Errorf("stats: %+v", f.res.Stats)
+	}
+}
+
+// A block whose bytes before its call are too few for a 5-byte jump
+// reaches its trampoline through an island, the call staying in place;
+// without an island in reach, the call is relocated with the block
+// (TestRelocatedCallPushesOriginalReturn).
+func TestCallStaysBehindIsland(t *testing.T) {
+	code := []byte{
+		0x48, 0x8b, 0x87, 0x00, 0x01, 0x00, 0x00, // 1000 mov 0x100(%rdi),%rax: jmp32, its tail free
+		0x48, 0x85, 0xc0, // 1007 test %rax,%rax
+		0x74, 0x08, // 100a je 1014
+		0x48, 0x8b, 0x07, // 100c mov (%rdi),%rax
+		0xe8, 0xec, 0xff, 0xff, 0xff, // 100f call 1000
+		0xc3, // 1014 ret
+	}
+	f := build(t, false, 0x1000, code, uint64(len(code)), Options{})
+	var jmp8 *Patch
+	for i := range f.res.Patches {
+		p := &f.res.Patches[i]
+		if p.Addr == 0x100c {
+			jmp8 = p
+		}
+		if p.Addr < 0x1014 && p.Addr+uint64(len(p.Bytes)) > 0x100f {
+			t.Errorf("patch at %#x (% x) covers the call", p.Addr, p.Bytes)
+		}
+	}
+	if jmp8 == nil || jmp8.Bytes[0] != 0xeb || len(jmp8.Bytes) != 3 {
+		t.Fatalf("block at 0x100c: patch %+v, want a jmp8 over its 3 bytes", jmp8)
+	}
+	if f.res.Stats.CallsKept != 1 || f.res.Stats.Tactics[string(TacticJmp8Island)] != 1 {
+		t.Errorf("stats: %+v", f.res.Stats)
+	}
+}
+
 func TestLoopAndStackSkip(t *testing.T) {
 	code := []byte{
 		0x48, 0x8b, 0x04, 0x24, // 1000 mov (%rsp),%rax: stack, skipped

@@ -43,24 +43,40 @@ const (
 )
 
 // fitsJmp32 reports whether the patchable bytes of p hold a 5-byte jump.
-func fitsJmp32(p *planned) bool { return p.block.End-p.start >= jmp32Len }
+func fitsJmp32(p *planned) bool { return p.end-p.start >= jmp32Len }
 
 // place patches the original code of the relocated blocks: jmp32 for long,
 // then jmp8+island for short, into the free bytes the first leave.
 func (b *builder) place(long, short []*planned) {
 	free := b.freeRanges(long)
 	for _, p := range long {
-		b.jump32(p.start, p.tramp, p.block.End)
+		b.jump32(p.start, p.tramp, p.end)
 		b.done(p, TacticJmp32)
 	}
 	for _, p := range short {
-		if !b.island(p, free) {
+		switch {
+		case b.island(p, free):
+			b.done(p, TacticJmp8Island)
+		case b.relocateCall(p):
+			b.jump32(p.start, p.tramp, p.end)
+			b.done(p, TacticJmp32)
+		default:
 			b.res.Stats.Skipped[skipShort] += p.sites
 			b.failPlanned(p)
-			continue
 		}
-		b.done(p, TacticJmp8Island)
 	}
+}
+
+// relocateCall gives up keeping the call that ends a short block in place
+// (keepsCall) when no island was in reach for the jump before it: the
+// block gets a new trampoline, which emulates the call, and room for a
+// 5-byte jump, if the whole block has it.
+func (b *builder) relocateCall(p *planned) bool {
+	if p.end == p.block.End || p.block.End-p.start < jmp32Len {
+		return false
+	}
+	p.end = p.block.End
+	return b.trampoline(p) == nil
 }
 
 // done counts a block patched with tactic t.
@@ -71,6 +87,9 @@ func (b *builder) done(p *planned, t Tactic) {
 	b.res.Stats.Hooks += p.hooks
 	if p.traced {
 		b.res.Stats.Traced++
+	}
+	if p.end != p.block.End {
+		b.res.Stats.CallsKept++
 	}
 }
 
@@ -106,8 +125,8 @@ type freeRange struct{ start, end uint64 }
 func (b *builder) freeRanges(long []*planned) []freeRange {
 	var fr []freeRange
 	for _, p := range long {
-		if p.block.End-p.start > jmp32Len {
-			fr = append(fr, freeRange{p.start + jmp32Len, p.block.End})
+		if p.end-p.start > jmp32Len {
+			fr = append(fr, freeRange{p.start + jmp32Len, p.end})
 		}
 	}
 	for i := range b.g.Blocks {
@@ -137,7 +156,7 @@ func (b *builder) island(p *planned, free []freeRange) bool {
 		}
 		b.overlay(at, jmpRel32(at, p.tramp), f)
 		jmp := []byte{0xeb, byte(int8(int64(at - from)))}
-		b.res.Patches = append(b.res.Patches, Patch{Addr: p.start, Bytes: int3After(jmp, p.block.End-p.start)})
+		b.res.Patches = append(b.res.Patches, Patch{Addr: p.start, Bytes: int3After(jmp, p.end-p.start)})
 		return true
 	}
 	return false

@@ -21,6 +21,7 @@ func (r *Result) WriteStats(w io.Writer, took time.Duration) {
 	}
 	fmt.Fprintf(w, "instrumented:                %d (%.1f%%)\n", s.Instrumented, pct)
 	fmt.Fprintf(w, "checked in a batch call:     %d (of the instrumented: one call checks a block's group)\n", s.Batched)
+	fmt.Fprintf(w, "calls left in place:         %d (ending a relocated block: not emulated by push and jump)\n", s.CallsKept)
 	fmt.Fprintf(w, "functions traced:            %d (entry not patchable: %d)\n", s.Traced, s.TraceSkipped)
 	for _, k := range sortedKeys(s.Skipped) {
 		fmt.Fprintf(w, "skipped, %-30s %d\n", k+":", s.Skipped[k])

@@ -865,7 +865,10 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
  * current segment, for writing (or for reading, and the access reads),
  * with the access's bytes in it touched already and no lockset.
  * hg_granule would return 1 for each and change nothing; hg_access would
- * do nothing else but count the access. */
+ * do nothing else but count the access. It returns 1 then, HG_CHANGES
+ * when the access is such an access but a cell changes (the commonest:
+ * the thread's own data in a new segment), else 0. */
+#define HG_CHANGES 2
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)
@@ -880,19 +883,36 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
+	if (__builtin_expect(t->ignore != 0, 0))
+		return 0; /* inside an ignore section: hg_access_any */
 	uint64_t off = addr & (SH_GRANULE - 1), left = off + size; /* bytes from the first granule's start */
 	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
 		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
 		if (((v >> SH_TOUCHED_SHIFT) & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0 ||
 		    (vt != w && ((flags & HG_WRITE) || vt != r)))
-			return 0;
+			return HG_CHANGES;
 		if (left <= SH_GRANULE)
 			return 1;
 		left -= SH_GRANULE;
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
 	}
+}
+
+/* hg_access_changes settles an access that hg_unchanged found would
+ * change a cell (the thread's own data in a new segment, mostly), as
+ * hg_access_any does, whose checks hg_unchanged made already; what the
+ * fast path cannot settle goes on to hg_access_any. Out of line, and
+ * called last, so that the common case keeps few registers (bench/calls.c
+ * makes every access so: 0.xx -> 0.yy s). */
+static __attribute__((target("general-regs-only"), noinline)) void hg_access_changes(struct hg_thread *t, uint64_t addr,
+											uint64_t info, uint64_t sp)
+{
+	if (hg_handled(t, addr, HG_INFO_SIZE(info), HG_INFO_FLAGS(info), info))
+		t->accesses++;
+	else
+		hg_access_any(addr, info, sp);
 }
 
 /* hg_access_one is one access: the commonest case, an access that
@@ -902,11 +922,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
 													 uint64_t sp)
 {
 	struct hg_thread *t = hg_self;
-	if (__builtin_expect(t != NULL && hg_unchanged(t, addr, info), 1)) {
+	int u = t != NULL ? hg_unchanged(t, addr, info) : 0;
+	if (__builtin_expect(u == 1, 1)) {
 		t->accesses++;
 		return;
 	}
-	hg_access_any(addr, info, sp);
+	if (u == HG_CHANGES)
+		hg_access_changes(t, addr, info, sp);
+	else
+		hg_access_any(addr, info, sp);
 }
 
 /* The trampolines' entry points, hg_access and hg_access_batch, are
