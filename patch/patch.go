@@ -122,8 +122,8 @@ const (
 type CodeReader func(addr, n uint64) []byte
 
 type planned struct {
-	block   *cfg.Block
-	start   uint64 // first patched byte (after a leading endbr64)
+	block *cfg.Block
+	start uint64 // first patched byte (after a leading endbr64)
 	// end is past the last patched byte: the block's end, or the call
 	// that ends the block when it stays where it is (keepsCall)
 	end     uint64
