@@ -941,9 +941,9 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
  * no_caller_saved_registers functions themselves (HG_FAST), the entry
  * points saved every register they used on any path, 16 pushes and pops
  * on every access, and hg_access_any as many again on every access it
- * took: bench/calls.c, whose accesses all take it, spent most of its time
- * on them. The stubs keep the stack aligned for the C code and describe
- * their frame for unwinders. */
+ * took (about 3% of bench/calls.c's time, whose accesses all take it).
+ * The stubs keep the stack aligned for the C code and describe their
+ * frame for unwinders. */
 #define HG_STR2(x) #x
 #define HG_STR(x) HG_STR2(x)
 #define HG_STUB(name, target, before)                                                  \

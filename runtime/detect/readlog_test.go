@@ -157,13 +157,22 @@ func TestReadLogConcurrent(t *testing.T) {
 	close(stop)
 	<-done
 	for w := range workers {
-		m, a := uint64(0x9000+0x40*w), 0x10000*uint64(1+w)
-		last := found(r, writerOf(99), m, a, a+4)
-		over := r.over.Load()
-		if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex) {
-			t.Errorf("worker %d's reads are neither in a way nor in the overflow", w)
-		}
+		workerKept(t, r, w)
 	}
+}
+
+// workerKept checks that what worker w of the concurrent tests read last
+// (under mutex 0x9000+0x40*w, at 0x10000*(1+w)) is in a way or in the
+// overflow, and returns what a writer finds in the ways.
+func workerKept(t *testing.T, r *readLog, w int) []*wrSeg {
+	t.Helper()
+	m, a := uint64(0x9000+0x40*w), 0x10000*uint64(1+w)
+	last := found(r, writerOf(99), m, a, a+4)
+	over := r.over.Load()
+	if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex) {
+		t.Errorf("worker %d's reads are neither in a way nor in the overflow", w)
+	}
+	return last
 }
 
 // moveOn does what runtime/readlog.c does at the end of a region of
@@ -248,12 +257,7 @@ func TestReadLogMovedOnConcurrently(t *testing.T) {
 		<-done
 	}
 	for w := range workers {
-		m, a := uint64(0x9000+0x40*w), 0x10000*uint64(1+w)
-		last := found(r, writerOf(99), m, a, a+4)
-		over := r.over.Load()
-		if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex) {
-			t.Errorf("worker %d's reads are neither in a way nor in the overflow", w)
-		}
+		last := workerKept(t, r, w)
 		if len(last) == 1 && last[0].clock != uint64(2*rounds-1) && last[0].tid == uint16(1+w) {
 			t.Errorf("worker %d's way holds clock %d, want its last region's %d", w, last[0].clock, 2*rounds-1)
 		}
