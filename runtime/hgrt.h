@@ -129,6 +129,7 @@ struct hg_thread {
 	uint64_t deferred[HG_DEFER_KINDS]; /* stats=1: accesses handed to the Go side, by why (fastpath.c) */
 	uint64_t mark;     /* accesses + ranges when the current thread took the record (threads.c: records are reused) */
 	uint64_t pub_go, pub_c; /* stats=1: regions published by the Go side, and in C (readlog.c) */
+	uint64_t go_calls;      /* stats=1: calls into the Go side: flushes, wrappers' calls, checked frees */
 	uint32_t served;   /* earlier threads that used the record and made accesses */
 	struct hg_thread *next;      /* every record (statistics) */
 	struct hg_thread *next_free; /* records of finished threads (threads.c) */

@@ -79,6 +79,7 @@ static void hg_release_block(void *p, void *ra)
 	}
 	hg_flush(t);
 	t->in_rt = 1;
+	t->go_calls++;
 	if (hg_d_free(t->tid, (GoUint64)(uintptr_t)p, n, pc) > 0)
 		t->want_stack = 1;
 	t->in_rt = 0;

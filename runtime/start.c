@@ -271,7 +271,7 @@ __attribute__((constructor)) static void hg_init(void)
 static void hg_print_stats(void)
 {
 	uint64_t acc = 0, ranges = 0, bytes = 0, threads = 0, deferred[HG_DEFER_KINDS] = {0}, go = 0, sig_dropped = 0;
-	uint64_t pub_go = 0, pub_c = 0;
+	uint64_t pub_go = 0, pub_c = 0, go_calls = 0;
 	for (struct hg_thread *t = hg_threads_head(); t; t = t->next) {
 		acc += t->accesses;
 		ranges += t->ranges;
@@ -282,6 +282,7 @@ static void hg_print_stats(void)
 		sig_dropped += t->sig_dropped;
 		pub_go += t->pub_go;
 		pub_c += t->pub_c;
+		go_calls += t->go_calls;
 	}
 	char line[512];
 	snprintf(line, sizeof line,
@@ -299,8 +300,8 @@ static void hg_print_stats(void)
 		[HG_DEFER_SPLIT] = "split",       [HG_DEFER_UNMAPPED] = "no shadow yet",
 		[HG_DEFER_RANGE] = "range",       [HG_DEFER_SYNC_EVENT] = "atomic, hook or spin",
 	};
-	int n = snprintf(line, sizeof line, "hgrewrite: pid %d: %llu events went to the detector's Go side:", (int)getpid(),
-			 (unsigned long long)go);
+	int n = snprintf(line, sizeof line, "hgrewrite: pid %d: %llu calls into the detector's Go side, %llu events went there:",
+			 (int)getpid(), (unsigned long long)go_calls, (unsigned long long)go);
 	for (int k = 0; k < HG_DEFER_KINDS && n < (int)sizeof line; k++)
 		if (deferred[k])
 			n += snprintf(line + n, sizeof line - n, " %s %llu,", why[k], (unsigned long long)deferred[k]);

@@ -154,6 +154,7 @@ static struct hg_thread *hg_reuse_record(void)
 	t->served = keep.served;
 	t->mark = keep.mark;
 	t->pub_go = keep.pub_go;
+	t->go_calls = keep.go_calls;
 	t->pub_c = keep.pub_c;
 	t->next = keep.next;
 	t->buf = keep.buf;
@@ -356,8 +357,10 @@ static uint32_t hg_sig_take(struct hg_thread *t, struct hg_event *ev, uint32_t *
 /* hg_flush_part hands events [from, to) of the buffer to the Go side. */
 static void hg_flush_part(struct hg_thread *t, uint32_t from, uint32_t to, int *pending)
 {
-	if (to > from)
+	if (to > from) {
+		t->go_calls++;
 		*pending = hg_d_flush(t->tid, t->buf + from, to - from, t);
+	}
 }
 
 /* hg_flush_guarded hands the buffered events to the Go side; the caller

@@ -55,6 +55,7 @@ static inline struct hg_thread *hg_active(void *ra)
 		else                           \
 			hg_flush_signals(t);   \
 		(t)->in_rt = 1;                \
+		(t)->go_calls++;               \
 		call;                          \
 		(t)->in_rt = 0;                \
 	} while (0)
