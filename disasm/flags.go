@@ -34,6 +34,20 @@ func (in *Inst) FlagsUse() FlagUse {
 	case x86asm.ADD, x86asm.SUB, x86asm.CMP, x86asm.AND, x86asm.OR, x86asm.XOR, x86asm.TEST,
 		x86asm.NEG, x86asm.XADD, x86asm.CMPXCHG:
 		return FlagsKill
+	case x86asm.IMUL, x86asm.MUL, x86asm.DIV, x86asm.IDIV, x86asm.BSF, x86asm.BSR, x86asm.POPCNT,
+		x86asm.LZCNT, x86asm.TZCNT:
+		// each sets some flags and leaves the others undefined: code that
+		// reads any after it reads garbage, so none is live before it
+		return FlagsKill
+	case x86asm.SHL, x86asm.SHR, x86asm.SAR:
+		// a shift by a count that is not 0 sets them (AF undefined); by
+		// 0, or by %cl, which may be 0, it leaves them
+		// (Target holds the immediate count of a shift without a
+		// RIP-relative operand, and 0 for a count in %cl)
+		if in.Flags&RIPRel == 0 && in.Target&0x3f != 0 {
+			return FlagsKill
+		}
+		return FlagsUnknown
 	case x86asm.MOV, x86asm.MOVZX, x86asm.MOVSX, x86asm.MOVSXD, x86asm.LEA, x86asm.PUSH, x86asm.POP,
 		x86asm.MOVAPS, x86asm.MOVAPD, x86asm.MOVUPS, x86asm.MOVUPD, x86asm.MOVDQA, x86asm.MOVDQU,
 		x86asm.MOVQ, x86asm.MOVD, x86asm.MOVSS, x86asm.MOVSD_XMM, x86asm.NOT, x86asm.BSWAP,

@@ -306,6 +306,10 @@ func TestFlagsDead(t *testing.T) {
 		{[]byte{0x8b, 0x07, 0xe8, 0x00, 0x00, 0x00, 0x00}, true},  // mov (%rdi),%eax; call: the ABI keeps none
 		{[]byte{0x8b, 0x07, 0xff, 0xd0}, true},                    // mov (%rdi),%eax; call *%rax
 		{[]byte{0x8b, 0x07, 0xc3}, false},                         // mov (%rdi),%eax; ret: a hand-written caller may read them
+		{[]byte{0x8b, 0x07, 0x0f, 0xaf, 0xc0}, true},              // mov (%rdi),%eax; imul %eax,%eax: the rest undefined
+		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x03}, true},              // mov (%rdi),%eax; shl $3,%eax
+		{[]byte{0x8b, 0x07, 0xd3, 0xe0}, false},                   // mov (%rdi),%eax; shl %cl,%eax: %cl may be 0
+		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x00}, false},             // mov (%rdi),%eax; shl $0,%eax leaves them
 	}
 	for _, c := range cases {
 		if got := flagsDead(dec(c.code...)); got != c.dead {
