@@ -436,15 +436,18 @@ func fallsThrough(k disasm.Kind) bool {
 // they are read, from the first of insts on, within the block. Then the
 // glue in front of insts[0] need not save them (pushf/popf are slow).
 func flagsDead(insts []disasm.Inst) bool {
+	dead, _ := flagsScan(insts)
+	return dead // unknown at the block's end: the next block may read them
+}
+
+// flagsScan is flagsFate over insts: the first instruction that decides.
+func flagsScan(insts []disasm.Inst) (dead, known bool) {
 	for i := range insts {
-		switch insts[i].FlagsUse() {
-		case disasm.FlagsKill:
-			return true
-		case disasm.FlagsUnknown:
-			return false
+		if dead, known := flagsFate(&insts[i]); known {
+			return dead, true
 		}
 	}
-	return false // the next block may read them
+	return false, false
 }
 
 // flagsFollow bounds the instructions flagsDeadOn looks at past a block.
@@ -455,13 +458,8 @@ const flagsFollow = 16
 // block falls through. The path from an instruction is one until a
 // conditional branch, which reads the flags.
 func (b *builder) flagsDeadOn(insts []disasm.Inst, i int) bool {
-	for ; i < len(insts); i++ {
-		if dead, known := flagsFate(&insts[i]); known {
-			return dead
-		}
-	}
-	if len(insts) == 0 {
-		return false
+	if dead, known := flagsScan(insts[i:]); known || len(insts) == 0 {
+		return dead
 	}
 	in := &insts[len(insts)-1]
 	for range flagsFollow {

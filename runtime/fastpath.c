@@ -875,7 +875,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 {
 	uint64_t size = HG_INFO_SIZE(info), flags = HG_INFO_FLAGS(info);
 	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || size - 1 > 7 || t->in_rt || t->nheld || t->recording ||
-	    t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used) ||
+	    t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used) || t->ignore /* annotations.c */ ||
 	    (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t *c = hg_cell(addr);
@@ -883,8 +883,6 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		return 0;
 	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
-	if (__builtin_expect(t->ignore != 0, 0))
-		return 0; /* inside an ignore section: hg_access_any */
 	uint64_t off = addr & (SH_GRANULE - 1), left = off + size; /* bytes from the first granule's start */
 	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {

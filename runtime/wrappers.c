@@ -507,22 +507,25 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		hg_unlock_event(t, m, 0);
 		return -1;
 	}
-	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m);
+	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
+	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
 	if (hg_readlog_refresh(t, (uint64_t)(uintptr_t)m)) {
 		/* published in C: the Go side follows the tick */
 		t->pub_c++;
-		hg_unlock_event(t, m, HG_LOCK_END | HG_LOCK_TICKED | (cvm ? HG_LOCK_CVM : 0));
-		t->recording = t->waited = t->wrote = t->signalled = 0;
-		t->region_mutex = 0;
-		return -1;
+		mode |= HG_LOCK_TICKED;
+	} else {
+		/* only recorded writes are published (a signal took the earlier
+		 * ones); a region that waited also follows the relations of what
+		 * it read */
+		int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
+			    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
+		if (flush) {
+			what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
+			t->pub_go++;
+			mode |= HG_LOCK_RECORD;
+		}
 	}
-	/* only recorded writes are published (a signal took the earlier ones);
-	 * a region that waited also follows the relations of what it read */
-	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
-	int what = !flush ? -1 : t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
-	t->pub_go += flush;
-	hg_unlock_event(t, m, HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0) | (flush ? HG_LOCK_RECORD : 0));
+	hg_unlock_event(t, m, mode);
 	t->recording = t->waited = t->wrote = t->signalled = 0;
 	t->region_mutex = 0;
 	return what;
