@@ -2,6 +2,7 @@ package detect
 
 import (
 	"cmp"
+	"iter"
 
 	"hgrewrite/shadow"
 )
@@ -46,23 +47,72 @@ import (
 // and any still held; none for a condition variable's signal outside a
 // region); the tables map its variables to it. vc is a snapshot shared
 // by the writer's segments until its next join (thread.snapshot): its own
-// component may be older than clock, which the reader takes from clock.
-// Never changed once published. (The fields are in the order that packs
-// them into 64 bytes, one size class below 72: a lock-heavy program keeps
-// tens of thousands published.)
+// component may be older than the epoch's clock, which the reader takes
+// from the epoch. Never changed once published. A lock-heavy program keeps
+// tens of thousands published, one per region, so the common one (a
+// region under one mutex) is 32 bytes, the smallest size class that holds
+// it; the rest goes in more.
 type wrSeg struct {
-	vc      *shadow.VC
-	clock   uint64
-	mutexes []uint64
-	id      uint64 // of an overflow, for thread.overKnown
-	// one holds mutexes when there is one (a region's, usually): no
-	// allocation of its own for the slice
-	one [1]uint64
-	tid uint16
+	vc    *shadow.VC
+	epoch shadow.Epoch // the writer and its clock at the region's end
+	mutex uint64       // the first mutex (0: none)
+	more  *segMore     // nil but for more mutexes or an overflow
+}
+
+// segMore is what few segments have.
+type segMore struct {
+	mutexes []uint64 // past the first
+	id      uint64   // of an overflow, for thread.overKnown
 	// an overflow of a segTable: vc holds the whole past of the
 	// segments folded into it; anyMutex, that they were published under
 	// more mutexes than it keeps, so that it holds for any lock
 	folded, anyMutex bool
+}
+
+// newSeg is a segment of thread tid at clock, under no mutex yet.
+func newSeg(vc *shadow.VC, tid uint16, clock uint64) *wrSeg {
+	return &wrSeg{vc: vc, epoch: shadow.MakeEpoch(tid, clock)}
+}
+
+func (seg *wrSeg) tid() uint16   { return seg.epoch.TID() }
+func (seg *wrSeg) clock() uint64 { return seg.epoch.Clock() }
+
+func (seg *wrSeg) folded() bool   { return seg.more != nil && seg.more.folded }
+func (seg *wrSeg) anyMutex() bool { return seg.more != nil && seg.more.anyMutex }
+
+// addMutex adds m to the mutexes seg was published under.
+func (seg *wrSeg) addMutex(m uint64) {
+	if seg.mutex == 0 {
+		seg.mutex = m
+		return
+	}
+	if seg.more == nil {
+		seg.more = &segMore{}
+	}
+	seg.more.mutexes = append(seg.more.mutexes, m)
+}
+
+// mutexCount is the number of mutexes seg was published under.
+func (seg *wrSeg) mutexCount() int {
+	n := 0
+	for range seg.mutexes() {
+		n++
+	}
+	return n
+}
+
+// mutexes is the mutexes seg was published under (none for anyMutex).
+func (seg *wrSeg) mutexes() iter.Seq[uint64] {
+	return func(yield func(uint64) bool) {
+		if seg.mutex == 0 || !yield(seg.mutex) || seg.more == nil {
+			return
+		}
+		for _, m := range seg.more.mutexes {
+			if !yield(m) {
+				return
+			}
+		}
+	}
 }
 
 // segmentOf makes the segment t publishes for variables
@@ -73,17 +123,16 @@ type wrSeg struct {
 // these writes (a write under a read lock is itself a race).
 func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) *wrSeg {
 	tid := uint16(t.tid)
-	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
-	seg.mutexes = seg.one[:0]
+	seg := newSeg(t.snapshot(), tid, t.vc.Get(tid))
 	if mutex != 0 && exclusive {
-		seg.mutexes = append(seg.mutexes, mutex)
+		seg.addMutex(mutex)
 	}
 	if t.holdsOnly(mutex) {
 		return seg
 	}
 	for m, n := range t.depth {
 		if n > 0 && m != mutex && d.locks.Contains(t.writeHeld, m) {
-			seg.mutexes = append(seg.mutexes, m)
+			seg.addMutex(m)
 		}
 	}
 	return seg
@@ -98,10 +147,10 @@ func (t *thread) holdsOnly(m uint64) bool {
 
 // heldBy reports whether t holds one of the mutexes seg was written under.
 func (seg *wrSeg) heldBy(t *thread) bool {
-	if seg.anyMutex {
+	if seg.anyMutex() {
 		return true // t is inside a region
 	}
-	for _, m := range seg.mutexes {
+	for m := range seg.mutexes() {
 		if t.depth[m] > 0 {
 			return true
 		}
@@ -131,11 +180,11 @@ func (t *thread) join(v *shadow.VC) {
 // joinSeg makes t happen after seg.
 func (t *thread) joinSeg(seg *wrSeg) {
 	t.join(seg.vc)
-	if t.vc.Get(seg.tid) < seg.clock {
-		t.vc.Set(seg.tid, seg.clock)
+	if tid, clock := seg.tid(), seg.clock(); t.vc.Get(tid) < clock {
+		t.vc.Set(tid, clock)
 		if t.clocks != nil {
-			t.clocks[seg.tid] = seg.clock
-			t.mirrored = max(t.mirrored, int(seg.tid)+1)
+			t.clocks[tid] = clock
+			t.mirrored = max(t.mirrored, int(tid)+1)
 		}
 	}
 }
@@ -222,13 +271,13 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 // no entry need the Go side only when the overflow changes.
 func (t *thread) knowOverflow(table HandoffTable, over *wrSeg) {
 	if over != nil && t.rec != nil && !over.news(t) {
-		t.rec.KnowOverflow(table, over.id)
+		t.rec.KnowOverflow(table, over.more.id)
 	}
 }
 
 // news reports whether seg holds something t does not know yet.
 func (seg *wrSeg) news(t *thread) bool {
-	if seg.folded { // an overflow: its epoch is one of many
+	if seg.folded() { // an overflow: its epoch is one of many
 		for _, k := range t.overKnown {
 			if k == seg {
 				return false // t's clock only grows
@@ -237,10 +286,10 @@ func (seg *wrSeg) news(t *thread) bool {
 		if !seg.vc.LessEq(t.vc) {
 			return true
 		}
-		t.overKnown[seg.id%uint64(len(t.overKnown))] = seg
+		t.overKnown[seg.more.id%uint64(len(t.overKnown))] = seg
 		return false
 	}
-	return seg.tid != uint16(t.tid) && t.vc.Get(seg.tid) < seg.clock
+	return seg.tid() != uint16(t.tid) && t.vc.Get(seg.tid()) < seg.clock()
 }
 
 // wrSegs is DS: variable -> the last segment published for it, by a
@@ -287,10 +336,10 @@ func (d *Detector) publish(seg *wrSeg, addrs []uint64) {
 func chained(seg, old *wrSeg) *wrSeg {
 	vc := seg.vc.Copy()
 	vc.Join(old.vc)
-	if vc.Get(old.tid) < old.clock {
-		vc.Set(old.tid, old.clock)
+	if vc.Get(old.tid()) < old.clock() {
+		vc.Set(old.tid(), old.clock())
 	}
-	return &wrSeg{vc: vc, tid: seg.tid, clock: seg.clock, mutexes: seg.mutexes}
+	return &wrSeg{vc: vc, epoch: seg.epoch, mutex: seg.mutex, more: seg.more}
 }
 
 // get is the segment published for a, or nil (an evicted one is not
@@ -354,17 +403,16 @@ func (d *Detector) publishReads(t *thread) {
 // before the next writer).
 func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
 	tid := uint16(t.tid)
-	seg := &wrSeg{vc: t.snapshot(), tid: tid, clock: t.vc.Get(tid)}
-	seg.mutexes = seg.one[:0]
+	seg := newSeg(t.snapshot(), tid, t.vc.Get(tid))
 	if mutex != 0 {
-		seg.mutexes = append(seg.mutexes, mutex)
+		seg.addMutex(mutex)
 	}
 	if t.holdsOnly(mutex) {
 		return seg
 	}
 	for m, n := range t.depth {
 		if n > 0 && m != mutex {
-			seg.mutexes = append(seg.mutexes, m)
+			seg.addMutex(m)
 		}
 	}
 	return seg
@@ -415,10 +463,10 @@ func (d *Detector) joinReader(t *thread, seg *wrSeg) bool {
 // seg was read under: a writer under a read lock may run at the same time
 // as the readers, and is ordered after none of them.
 func (d *Detector) writeHeldBy(seg *wrSeg, t *thread) bool {
-	if seg.anyMutex {
+	if seg.anyMutex() {
 		return t.writeHeld != 0
 	}
-	for _, m := range seg.mutexes {
+	for m := range seg.mutexes() {
 		if d.locks.Contains(t.writeHeld, m) {
 			return true
 		}

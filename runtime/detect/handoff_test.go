@@ -336,10 +336,10 @@ func TestHandOffEvictedOtherMutex(t *testing.T) {
 	wantReports(t, races, out, 2, "Write of size 8 at 0x10100 by thread T2:\n", "Read of size 8 at 0x10300 by thread T2:\n")
 }
 
-// A published segment fits the 64-byte size class (handoff.go, wrSeg):
+// A published segment fits the 32-byte size class (handoff.go, wrSeg):
 // lock-heavy programs keep tens of thousands alive.
 func TestWrSegSize(t *testing.T) {
-	if n := unsafe.Sizeof(wrSeg{}); n > 64 {
-		t.Errorf("wrSeg is %d bytes, more than 64", n)
+	if n := unsafe.Sizeof(wrSeg{}); n > 32 {
+		t.Errorf("wrSeg is %d bytes, more than 32", n)
 	}
 }

@@ -124,7 +124,7 @@ func (r *readLog) put(seg *wrSeg, addrs []uint64) {
 		return
 	}
 	r.init()
-	for _, m := range seg.mutexes {
+	for m := range seg.mutexes() {
 		r.putUnder(m, seg, addrs)
 	}
 }
@@ -185,7 +185,7 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 		}
 		w.n.Store(uint64(ks.n))
 	}
-	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
+	w.epoch.Store(uint64(seg.epoch))
 	r.segs[target].Store(seg)
 	w.mutex.Store(m)
 	w.unlock()
@@ -237,9 +237,9 @@ func (r *readLog) seg(i int) *wrSeg {
 	if seg == nil {
 		return nil
 	}
-	if e := shadow.Epoch(r.ways[i].epoch.Load()); e.TID() == seg.tid && e.Clock() != seg.clock {
+	if e := shadow.Epoch(r.ways[i].epoch.Load()); e.TID() == seg.tid() && e != seg.epoch {
 		moved := *seg // the same past but for its own clock (readlog.c)
-		moved.clock = e.Clock()
+		moved.epoch = e
 		return &moved
 	}
 	return seg
@@ -249,7 +249,7 @@ func (r *readLog) seg(i int) *wrSeg {
 // taken, under the stripe).
 func (r *readLog) covered(i int, seg *wrSeg) bool {
 	old := r.seg(i)
-	return old != nil && (old.tid == seg.tid || seg.vc.Get(old.tid) >= old.clock)
+	return old != nil && (old.tid() == seg.tid() || seg.vc.Get(old.tid()) >= old.clock())
 }
 
 // empty frees way i (taken, under the stripe).

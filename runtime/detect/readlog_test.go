@@ -14,8 +14,8 @@ func readerSeg(tid uint16, clock uint64, m uint64, after map[uint16]uint64) *wrS
 	for u, c := range after {
 		vc.Set(u, c)
 	}
-	seg := &wrSeg{vc: vc, tid: tid, clock: clock}
-	seg.mutexes = append(seg.one[:0], m)
+	seg := newSeg(vc, tid, clock)
+	seg.addMutex(m)
 	return seg
 }
 
@@ -107,8 +107,8 @@ func TestReadLogEvictsIntoOverflow(t *testing.T) {
 	if over == nil || !over.covers(first) {
 		t.Fatalf("the overflow %v does not stand for the evicted reader", over)
 	}
-	if r.over.id.Load() != over.id {
-		t.Fatalf("the overflow's id for the C side is %d, want %d", r.over.id.Load(), over.id)
+	if r.over.id.Load() != over.more.id {
+		t.Fatalf("the overflow's id for the C side is %d, want %d", r.over.id.Load(), over.more.id)
 	}
 }
 
@@ -144,8 +144,8 @@ func TestReadLogConcurrent(t *testing.T) {
 			for w := range workers {
 				m := uint64(0x9000 + 0x40*w)
 				r.news(reader, m, 0, 1<<40, func(s *wrSeg) {
-					if s.mutexes[0] != m || s.tid != uint16(1+w) {
-						t.Errorf("a look-up under %#x found a segment of T%d under %#x", m, s.tid, s.mutexes[0])
+					if s.mutex != m || s.tid() != uint16(1+w) {
+						t.Errorf("a look-up under %#x found a segment of T%d under %#x", m, s.tid(), s.mutex)
 					}
 				})
 			}
@@ -169,7 +169,7 @@ func workerKept(t *testing.T, r *readLog, w int) []*wrSeg {
 	m, a := uint64(0x9000+0x40*w), 0x10000*uint64(1+w)
 	last := found(r, writerOf(99), m, a, a+4)
 	over := r.over.Load()
-	if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex) {
+	if len(last) == 0 && (over == nil || !over.under(m) && !over.anyMutex()) {
 		t.Errorf("worker %d's reads are neither in a way nor in the overflow", w)
 	}
 	return last
@@ -210,13 +210,13 @@ func TestReadLogEpochMovedOn(t *testing.T) {
 	w := writerOf(2)
 	w.vc.Set(1, 5) // knows the published segment, not the later one
 	got := found(r, w, m, 0x1000, 0x1004)
-	if len(got) != 1 || got[0].clock != 9 || got[0].tid != 1 || got[0].vc.Get(3) != 7 {
+	if len(got) != 1 || got[0].clock() != 9 || got[0].tid() != 1 || got[0].vc.Get(3) != 7 {
 		t.Fatalf("a writer after the published segment found %v, want T1's segment at clock 9 knowing T3@7", got)
 	}
 	// a reader ordered after the published segment but not the moved one
 	// does not take the way over; one ordered after the moved one does
 	r.put(readerSeg(4, 2, m, map[uint16]uint64{1: 5}), []uint64{0x2000})
-	if got := found(r, writerOf(2), m, 0x1000, 0x1004); len(got) != 1 || got[0].tid != 1 {
+	if got := found(r, writerOf(2), m, 0x1000, 0x1004); len(got) != 1 || got[0].tid() != 1 {
 		t.Fatalf("after a reader that knows only T1@5: found %v, want T1's way still", got)
 	}
 	later := readerSeg(5, 2, m, map[uint16]uint64{1: 9, 4: 2})
@@ -258,8 +258,8 @@ func TestReadLogMovedOnConcurrently(t *testing.T) {
 	}
 	for w := range workers {
 		last := workerKept(t, r, w)
-		if len(last) == 1 && last[0].clock != uint64(2*rounds-1) && last[0].tid == uint16(1+w) {
-			t.Errorf("worker %d's way holds clock %d, want its last region's %d", w, last[0].clock, 2*rounds-1)
+		if len(last) == 1 && last[0].clock() != uint64(2*rounds-1) && last[0].tid() == uint16(1+w) {
+			t.Errorf("worker %d's way holds clock %d, want its last region's %d", w, last[0].clock(), 2*rounds-1)
 		}
 	}
 }

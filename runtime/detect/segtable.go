@@ -118,7 +118,7 @@ func (o *overflow) fold(seg *wrSeg) {
 	o.mu.Lock()
 	over := folded(o.seg.Load(), seg)
 	o.seg.Store(over)
-	o.id.Store(over.id)
+	o.id.Store(over.more.id)
 	o.mu.Unlock()
 }
 
@@ -241,7 +241,7 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 	w := &s.ways[victim]
 	w.key.Store(0)
 	s.segs[victim].Store(seg)
-	w.epoch.Store(uint64(shadow.MakeEpoch(seg.tid, seg.clock)))
+	w.epoch.Store(uint64(seg.epoch))
 	w.key.Store(key)
 }
 
@@ -269,18 +269,18 @@ func (over *wrSeg) covers(seg *wrSeg) bool {
 	if seg == nil {
 		return true
 	}
-	if over.vc.Get(seg.tid) < seg.clock || !seg.vc.LessEq(over.vc) {
+	if over.vc.Get(seg.tid()) < seg.clock() || !seg.vc.LessEq(over.vc) {
 		return false
 	}
-	if over.anyMutex {
+	if over.anyMutex() {
 		return true
 	}
-	for _, m := range seg.mutexes {
+	for m := range seg.mutexes() {
 		if !over.under(m) {
 			return false
 		}
 	}
-	return !seg.anyMutex
+	return !seg.anyMutex()
 }
 
 // overflowMutexes bounds the mutexes an overflow segment keeps; beyond
@@ -296,30 +296,32 @@ func folded(over, seg *wrSeg) *wrSeg {
 	if seg == nil {
 		return over
 	}
-	n := &wrSeg{tid: seg.tid, clock: seg.clock, vc: seg.vc.Copy(), folded: true, id: overflowIDs.Add(1)}
-	if n.vc.Get(seg.tid) < seg.clock {
-		n.vc.Set(seg.tid, seg.clock)
+	more := &segMore{folded: true, id: overflowIDs.Add(1), anyMutex: seg.anyMutex()}
+	n := &wrSeg{epoch: seg.epoch, vc: seg.vc.Copy(), more: more}
+	if n.vc.Get(seg.tid()) < seg.clock() {
+		n.vc.Set(seg.tid(), seg.clock())
 	}
-	n.mutexes = append(n.mutexes, seg.mutexes...)
-	n.anyMutex = seg.anyMutex
+	for m := range seg.mutexes() {
+		n.addMutex(m)
+	}
 	if over != nil {
 		n.vc.Join(over.vc)
-		n.anyMutex = n.anyMutex || over.anyMutex
-		for _, m := range over.mutexes {
+		more.anyMutex = more.anyMutex || over.anyMutex()
+		for m := range over.mutexes() {
 			if !n.under(m) {
-				n.mutexes = append(n.mutexes, m)
+				n.addMutex(m)
 			}
 		}
 	}
-	if n.anyMutex || len(n.mutexes) > overflowMutexes {
-		n.anyMutex, n.mutexes = true, nil
+	if more.anyMutex || n.mutexCount() > overflowMutexes {
+		n.mutex, more.anyMutex, more.mutexes = 0, true, nil
 	}
 	return n
 }
 
 // under reports whether seg was published under mutex m.
 func (seg *wrSeg) under(m uint64) bool {
-	for _, x := range seg.mutexes {
+	for x := range seg.mutexes() {
 		if x == m {
 			return true
 		}

@@ -9,7 +9,9 @@ import (
 func segAt(tid uint16, clock uint64, mutex uint64) *wrSeg {
 	vc := shadow.NewVC(tid)
 	vc.Set(tid, clock)
-	return &wrSeg{vc: vc, tid: tid, clock: clock, mutexes: []uint64{mutex}}
+	seg := newSeg(vc, tid, clock)
+	seg.addMutex(mutex)
+	return seg
 }
 
 // A full slot evicts its least recently written entry into the overflow,
@@ -24,10 +26,10 @@ func TestSegTableEviction(t *testing.T) {
 	}
 	st.put(8, segAt(1, 6, 0x100), any, nil) // replaces; 16 is now the oldest
 	st.put(8*(segWays+1), segAt(3, 9, 0x300), any, nil)
-	if seg, over := st.find(16), st.over.Load(); seg != nil || over == nil || !over.folded {
+	if seg, over := st.find(16), st.over.Load(); seg != nil || over == nil || !over.folded() {
 		t.Fatalf("16 not evicted into the overflow: %v %v", seg, over)
 	}
-	if seg := st.find(8); seg == nil || seg.clock != 6 {
+	if seg := st.find(8); seg == nil || seg.clock() != 6 {
 		t.Fatalf("8 lost its newest entry: %v", seg)
 	}
 	for i := uint64(0); i < 20; i++ {
@@ -40,7 +42,7 @@ func TestSegTableEviction(t *testing.T) {
 	if over.vc.Get(2) != 7 || over.vc.Get(1) != 6 || over.vc.Get(3) < 24 {
 		t.Errorf("overflow forgot a segment: %v", over.vc)
 	}
-	if !over.anyMutex || over.mutexes != nil {
-		t.Errorf("overflow of %d+ mutexes keeps %v, anyMutex %v", overflowMutexes, over.mutexes, over.anyMutex)
+	if !over.anyMutex() || over.mutexCount() != 0 {
+		t.Errorf("overflow of %d+ mutexes keeps %d, anyMutex %v", overflowMutexes, over.mutexCount(), over.anyMutex())
 	}
 }
