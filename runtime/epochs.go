@@ -10,7 +10,6 @@ import (
 	"unsafe"
 
 	"hgrewrite/abi"
-	"hgrewrite/runtime/detect"
 )
 
 // publishEpoch stores a thread's current epoch where the C fast path reads
@@ -44,16 +43,11 @@ func markTrace(tid int32, e uint64) {
 // publishLocks stores a thread's lockset ids where the C fast path reads
 // them (hg_locks: all locks in the low half, write-mode ones in the high
 // half). Only the thread itself writes its entry.
-func publishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
+func publishLocks(tid int32, held, writeHeld uint32) {
 	if tid < 0 || tid >= C.HG_MAX_THREADS {
 		return
 	}
-	p := (*uint64)(unsafe.Pointer(&C.hg_locks[tid]))
-	before, after := atomic.LoadUint64(p), uint64(held)|uint64(writeHeld)<<32
-	atomic.StoreUint64(p, after)
-	if step.Op != 0 {
-		C.hg_lkc_note(C.int32_t(tid), C.uint64_t(before), C.uint64_t(after), C.uint64_t(step.Mutex), C.uint32_t(step.Op))
-	}
+	atomic.StoreUint64((*uint64)(unsafe.Pointer(&C.hg_locks[tid])), uint64(held)|uint64(writeHeld)<<32)
 }
 
 func publishThreadsetGen(gen uint32) {

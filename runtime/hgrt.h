@@ -90,6 +90,7 @@ struct hg_event {
 #define HG_HELD 8 /* mutexes whose hold counts the lock view keeps (lockview.c) */
 #define HG_FREE_CHECK 4096 /* bytes of a released block checked as written (runtime/detect/heap.go, freeCheckBytes) */
 #define HG_LKC 128 /* lockset transitions the lock view remembers (lockview.c) */
+#define HG_LKC_Q 8  /* transitions one flush hands the lock view (lockview.c, hg_lkc_drain) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset
@@ -98,6 +99,12 @@ struct hg_lkc {
 	uint64_t before;
 	uint64_t key; /* mutex << 2 | HG_LOCKSTEP_* (never 0) */
 	uint64_t after;
+};
+
+/* A transition as the Go side hands it over (hg_thread.lkc_q). */
+struct hg_lkc_step {
+	uint64_t before, after, mutex;
+	uint64_t op; /* HG_LOCKSTEP_* */
 };
 #define HG_NEST 4 /* nested locks remembered per region */
 #define HG_OPAQUE 8 /* mutexes held that unrewritten code locked, tracked per thread */
@@ -180,6 +187,11 @@ struct hg_thread {
 	/* the transitions, direct-mapped by key; written only by the
 	 * thread's own Go-side processing, inside its flushes */
 	struct hg_lkc lkc[HG_LKC];
+	/* transitions the Go side made in the flush running now, for the
+	 * cache once it returns (Region.NoteLockStep writes them: a call into
+	 * C from inside a flush costs a scheduler transition) */
+	struct hg_lkc_step lkc_q[HG_LKC_Q];
+	uint32_t nlkc_q;
 	/* Threadsets known to hold this thread, direct-mapped by id, each
 	 * hg_tset_gen << 32 | id: the fast path leaves a shared location
 	 * alone when the access would not change it (fastpath.c,
@@ -268,6 +280,7 @@ uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use
  * makes the table, HG_HANDOFF_IN_HEAP when it is in the Go heap. */
 void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits); /* fastpath.c */
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
+void hg_lkc_drain(struct hg_thread *t); /* lockview.c: the transitions of lkc_q go into the cache */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 void hg_set_split_base(uintptr_t base);    /* shadow.c: side cells of split granules (shadow.Memory.SplitBase), 0: none */
 

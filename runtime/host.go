@@ -21,9 +21,7 @@ var _ detect.Host = cHost{}
 
 func (cHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 
-func (cHost) PublishLocks(tid int32, held, writeHeld uint32, step detect.LockStep) {
-	publishLocks(tid, held, writeHeld, step)
-}
+func (cHost) PublishLocks(tid int32, held, writeHeld uint32) { publishLocks(tid, held, writeHeld) }
 
 func (cHost) PublishThreadsetGen(gen uint32) { publishThreadsetGen(gen) }
 
@@ -114,4 +112,23 @@ func (r *cRecord) KnowOverflow(table detect.HandoffTable, id uint64) {
 		return
 	}
 	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.over_known[table])), id)
+}
+
+// NoteLockStep queues the transition in the record, where the C side
+// takes it into the lock view's cache when the flush returns
+// (runtime/lockview.c, hg_lkc_drain); a call into C from here would cost
+// a system-call transition of the Go scheduler, twice per lock-protected
+// region. A flush with more transitions than the queue holds makes the
+// call.
+func (r *cRecord) NoteLockStep(before, after uint64, step detect.LockStep) {
+	if r == nil {
+		return
+	}
+	if n := r.nlkc_q; n < C.HG_LKC_Q {
+		r.lkc_q[n] = C.struct_hg_lkc_step{before: C.uint64_t(before), after: C.uint64_t(after),
+			mutex: C.uint64_t(step.Mutex), op: C.uint64_t(step.Op)}
+		r.nlkc_q = n + 1
+		return
+	}
+	C.hg_lkc_note(r.tid, C.uint64_t(before), C.uint64_t(after), C.uint64_t(step.Mutex), C.uint32_t(step.Op))
 }

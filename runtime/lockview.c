@@ -9,7 +9,7 @@
  * are interned and never reused, shadow/sets.go), so the C side carries
  * its view across lock events itself, from a per-thread cache of the
  * transitions the Go side made before (hg_thread.lkc, filled through
- * Host.PublishLocks): a first acquisition of a mutex, or the last release
+ * Region.NoteLockStep): a first acquisition of a mutex, or the last release
  * of one (the thread's hold counts tell a recursive hold apart, which
  * changes nothing). A transition not in the cache leaves the view
  * unknown until the next flush, which takes hg_locks again.
@@ -37,14 +37,11 @@ static inline struct hg_lkc *hg_lkc_find(struct hg_thread *t, uint64_t key)
 	return p[0].key == key ? &p[0] : p[1].key == key ? &p[1] : NULL;
 }
 
-/* hg_lkc_note records a lockset change the Go side made for thread tid
- * (runtime/epochs.go). It runs on the thread itself, inside its flush
- * (Host.PublishLocks); a release of the last lock is not kept, the view
- * knows that one. */
-void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op)
+/* hg_lkc_put records a lockset change the Go side made for t; a release
+ * of the last lock is not kept, the view knows that one. */
+static void hg_lkc_put(struct hg_thread *t, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op)
 {
-	struct hg_thread *t = hg_self;
-	if (!t || t == &hg_overflow || t->tid != tid || op == 0 || (op == HG_LOCKSTEP_UNLOCK && after == 0))
+	if (op == 0 || (op == HG_LOCKSTEP_UNLOCK && after == 0))
 		return;
 	uint64_t key = mutex << 2 | op;
 	struct hg_lkc *e = hg_lkc_find(t, key);
@@ -60,6 +57,25 @@ void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, u
 	e->before = before;
 	e->key = key;
 	e->after = after;
+}
+
+/* hg_lkc_note is hg_lkc_put for thread tid, called by the Go side on the
+ * thread itself when its flush has more transitions than lkc_q holds. */
+void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op)
+{
+	struct hg_thread *t = hg_self;
+	if (t && t != &hg_overflow && t->tid == tid)
+		hg_lkc_put(t, before, after, mutex, op);
+}
+
+/* hg_lkc_drain takes the transitions the Go side queued in t's flush. */
+void hg_lkc_drain(struct hg_thread *t)
+{
+	for (uint32_t i = 0; i < t->nlkc_q && i < HG_LKC_Q; i++) {
+		struct hg_lkc_step *s = &t->lkc_q[i];
+		hg_lkc_put(t, s->before, s->after, s->mutex, (uint32_t)s->op);
+	}
+	t->nlkc_q = 0;
 }
 
 /* hg_lockview_step moves the view along the transition (m, op), if the

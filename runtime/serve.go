@@ -164,10 +164,8 @@ var _ detect.Host = childHost{}
 
 func (childHost) PublishEpoch(tid int32, epoch uint64) { publishEpoch(tid, epoch) }
 
-// PublishLocks: the child's lock views learn no transitions (the cache
-// is the child's memory), so they follow its locksets from flush to flush.
-func (childHost) PublishLocks(tid int32, held, writeHeld uint32, _ detect.LockStep) {
-	publishLocks(tid, held, writeHeld, detect.LockStep{})
+func (childHost) PublishLocks(tid int32, held, writeHeld uint32) {
+	publishLocks(tid, held, writeHeld)
 }
 
 // PublishThreadsetGen: the child's records learn no threadsets (KnowMember).
@@ -230,3 +228,7 @@ func (r *recMsg) KnowOverflow(detect.HandoffTable, uint64) {}
 
 // KnowJoin: the child publishes no region in C (runtime/readlog.c).
 func (r *recMsg) KnowJoin(uint64) {}
+
+// NoteLockStep: the child's lock views learn no transitions (the cache
+// is the child's memory), so they follow its locksets from flush to flush.
+func (r *recMsg) NoteLockStep(uint64, uint64, detect.LockStep) {}

@@ -236,6 +236,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	/* what the parent's detector taught the fast path: lockset and
 	 * threadset ids mean other sets in the child's */
 	memset(t->lkc, 0, sizeof t->lkc);
+	t->nlkc_q = 0;
 	memset(t->tsets, 0, sizeof t->tsets);
 	memset(t->over_known, 0, sizeof t->over_known);
 }
@@ -405,6 +406,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 		hg_flush_part(t, at, n, &pending);
 		if (pending > 0)
 			t->want_stack = 1;
+		hg_lkc_drain(t);
 		hg_lockview_sync(t); /* its lock events are processed: hg_locks is current */
 	}
 	if (t->want_stack && can_stack)

@@ -150,7 +150,7 @@ func (d *Detector) newThread(parent *thread, at creation) *thread {
 	t.env = env{d, t}
 	if earlier > 0 {
 		d.threads[tid] = t
-		d.host.PublishLocks(tid, 0, 0, LockStep{}) // the earlier thread's are not t's
+		d.host.PublishLocks(tid, 0, 0) // the earlier thread's are not t's
 	} else {
 		d.threads = append(d.threads, t)
 	}

@@ -30,7 +30,7 @@ func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
 	h.mu.Unlock()
 }
 
-func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32, step LockStep) {}
+func (h *fakeHost) PublishLocks(tid int32, held, writeHeld uint32) {}
 
 func (h *fakeHost) PublishThreadsetGen(gen uint32) {}
 
@@ -92,6 +92,8 @@ func (r *fakeRegion) KnowMember(id, gen uint32) {}
 func (r *fakeRegion) KnowOverflow(table HandoffTable, id uint64) {}
 
 func (r *fakeRegion) KnowJoin(clock uint64) {}
+
+func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
 // bench is one detector under test.
 type bench struct {

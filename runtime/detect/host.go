@@ -22,11 +22,7 @@ type Host interface {
 	// keeps an exclusive location's owner lockset (msm, choice 13) without
 	// the Go side while it does not change. Called by thread tid itself
 	// whenever they change; a new thread starts with both empty (0).
-	// step is the lock operation that changed them (none for a reset):
-	// the C side remembers the transition, to follow the thread's
-	// locksets across the same operation next time before the Go side
-	// has processed it (runtime/lockview.c).
-	PublishLocks(tid int32, held, writeHeld uint32, step LockStep)
+	PublishLocks(tid int32, held, writeHeld uint32)
 	// PublishThreadsetGen stores the threadsets' generation
 	// (shadow.Threadsets.Generation) where the C fast path reads it: the
 	// threadsets a Region was told its thread belongs to (KnowMember)
@@ -105,6 +101,12 @@ type Region interface {
 	// way the thread published at a clock up to that one no longer holds
 	// the thread's clock (runtime/readlog.c).
 	KnowJoin(clock uint64)
+	// NoteLockStep tells the thread's fast path that a lock operation
+	// (step) took the thread's lockset ids (PublishLocks: held in the
+	// low half, write-mode ones in the high half) from before to after:
+	// it follows them across the same operation next time, before the
+	// Go side has processed it (runtime/lockview.c).
+	NoteLockStep(before, after uint64, step LockStep)
 }
 
 // HandoffInHeap is the address PublishHandoffTable gives for a table

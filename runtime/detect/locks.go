@@ -15,13 +15,14 @@ func (d *Detector) lock(t *thread, addr uint64, write bool) {
 	if t.depth[addr] > 1 {
 		return
 	}
+	before := t.lockIDs()
 	t.held = d.locks.Add(t.held, addr)
 	op := uint8(abi.LockStepRead)
 	if write {
 		t.writeHeld = d.locks.Add(t.writeHeld, addr)
 		op = abi.LockStepWrite
 	}
-	d.host.PublishLocks(t.tid, t.held, t.writeHeld, LockStep{addr, op})
+	d.publishLocks(t, before, LockStep{addr, op})
 }
 
 // unlock removes a lock from t's locksets when its last hold is released.
@@ -35,7 +36,20 @@ func (d *Detector) unlock(t *thread, addr uint64) {
 		step.Op = 0 // not held: no transition the C side could meet
 	}
 	delete(t.depth, addr)
+	before := t.lockIDs()
 	t.held = d.locks.Remove(t.held, addr)
 	t.writeHeld = d.locks.Remove(t.writeHeld, addr)
-	d.host.PublishLocks(t.tid, t.held, t.writeHeld, step)
+	d.publishLocks(t, before, step)
+}
+
+// lockIDs is t's lockset ids as the C side keeps them (Host.PublishLocks).
+func (t *thread) lockIDs() uint64 { return uint64(t.held) | uint64(t.writeHeld)<<32 }
+
+// publishLocks gives the C side t's locksets, changed by step from
+// before (no step: a reset).
+func (d *Detector) publishLocks(t *thread, before uint64, step LockStep) {
+	d.host.PublishLocks(t.tid, t.held, t.writeHeld)
+	if step.Op != 0 && t.rec != nil {
+		t.rec.NoteLockStep(before, t.lockIDs(), step)
+	}
 }
