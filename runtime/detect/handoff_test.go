@@ -343,3 +343,32 @@ func TestWrSegSize(t *testing.T) {
 		t.Errorf("wrSeg is %d bytes, more than 32", n)
 	}
 }
+
+// BenchmarkRegionHandOff is the Go side's work per lock-protected region
+// of a lock-heavy program (bench/locks.c's shape): two threads take turns
+// on 64 striped mutexes, each region reading four words and writing two
+// of a table of 4,096, which the other thread's regions wrote before. A
+// region is one flush: its lock, accesses that reached the Go side, and
+// the unlock that publishes it.
+func BenchmarkRegionHandOff(b *testing.B) {
+	bn := newBench(b, "exitcode=0")
+	threads := [2]int32{bn.create(0, 0x500), bn.create(0, 0x510)}
+	const table, words, stripes = 0x100000, 4096, 64
+	seed := uint64(1)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		tid := threads[i%2]
+		seed = seed*6364136223846793005 + 1442695040888963407
+		w := seed >> 33 % words
+		m := 0x9000 + w%stripes*0x40
+		var reads, writes [4]uint64
+		for j := range reads {
+			reads[j] = table + (w+uint64(j)*stripes)%words*8
+		}
+		writes[0], writes[1] = reads[0], reads[3]
+		r := bn.region(tid)
+		r.reads, r.writes = reads[:], writes[:2]
+		bn.flush(tid, lock(m, begin), rd(reads[0], 8, 0x1001), wr(writes[0], 8, 0x1002), unlock(m, end))
+	}
+}

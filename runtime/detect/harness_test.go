@@ -97,7 +97,7 @@ func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
 // bench is one detector under test.
 type bench struct {
-	t       *testing.T
+	t       testing.TB
 	d       *Detector
 	host    *fakeHost
 	regions map[int32]*fakeRegion
@@ -105,7 +105,7 @@ type bench struct {
 }
 
 // newBench starts a detector with HG_OPTIONS options.
-func newBench(t *testing.T, options string) *bench {
+func newBench(t testing.TB, options string) *bench {
 	t.Helper()
 	o, err := hgopts.Parse(options)
 	if err != nil {

@@ -246,10 +246,14 @@ func (r *readLog) seg(i int) *wrSeg {
 }
 
 // covered reports whether way i's segment happens before seg (the way
-// taken, under the stripe).
+// taken, under the stripe). The way's epoch names the segment (seg(i)),
+// which needs no copy to be compared.
 func (r *readLog) covered(i int, seg *wrSeg) bool {
-	old := r.seg(i)
-	return old != nil && (old.tid() == seg.tid() || seg.vc.Get(old.tid()) >= old.clock())
+	if r.segs[i].Load() == nil {
+		return false
+	}
+	e := shadow.Epoch(r.ways[i].epoch.Load())
+	return e.TID() == seg.tid() || seg.vc.Get(e.TID()) >= e.Clock()
 }
 
 // empty frees way i (taken, under the stripe).
