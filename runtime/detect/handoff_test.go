@@ -355,6 +355,7 @@ func BenchmarkRegionHandOff(b *testing.B) {
 	threads := [2]int32{bn.create(0, 0x500), bn.create(0, 0x510)}
 	const table, words, stripes = 0x100000, 4096, 64
 	seed := uint64(1)
+	reads, writes, events := make([]uint64, 4), make([]uint64, 2), make([]Event, 4)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
@@ -362,13 +363,13 @@ func BenchmarkRegionHandOff(b *testing.B) {
 		seed = seed*6364136223846793005 + 1442695040888963407
 		w := seed >> 33 % words
 		m := 0x9000 + w%stripes*0x40
-		var reads, writes [4]uint64
 		for j := range reads {
 			reads[j] = table + (w+uint64(j)*stripes)%words*8
 		}
 		writes[0], writes[1] = reads[0], reads[3]
 		r := bn.region(tid)
-		r.reads, r.writes = reads[:], writes[:2]
-		bn.flush(tid, lock(m, begin), rd(reads[0], 8, 0x1001), wr(writes[0], 8, 0x1002), unlock(m, end))
+		r.reads, r.writes = reads, writes
+		events[0], events[1], events[2], events[3] = lock(m, begin), rd(reads[0], 8, 0x1001), wr(writes[0], 8, 0x1002), unlock(m, end)
+		bn.flush(tid, events...)
 	}
 }
