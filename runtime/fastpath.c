@@ -869,6 +869,26 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
  * when the access is such an access but a cell changes (the commonest:
  * the thread's own data in a new segment), else 0. */
 #define HG_CHANGES 2
+
+/* hg_own_move: an access of t (holding no lock) to the bytes m of one
+ * granule finds its cell c (word 0 v) exclusive to t with no owner
+ * lockset, in an earlier segment, or lacking some of the bytes, or read
+ * where it writes: hg_granule's move to this segment, made here without
+ * finding the cell and the thread's state again (the stencil's every
+ * location, once per phase). It returns 0 when the cell changed
+ * meanwhile: the caller then goes the whole way. */
+static __attribute__((target("general-regs-only"), noinline)) int hg_own_move(uint64_t *c, uint64_t v, uint64_t epoch,
+									       uint64_t m, uint32_t write, uint64_t info)
+{
+	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, vt = v & ~SH_TOUCHED_MASK;
+	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
+	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
+	if (next != v && !__atomic_compare_exchange_n(c, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		return 0;
+	hg_history(c, info, epoch >> SH_TID_SHIFT, m, 0, vt, same);
+	return 1;
+}
+
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)
@@ -887,9 +907,16 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t m = hg_first_bytes(off, size);
 	for (;;) {
 		uint64_t v = __atomic_load_n(c, __ATOMIC_RELAXED), vt = v & ~SH_TOUCHED_MASK;
-		if (((v >> SH_TOUCHED_SHIFT) & m) != m || (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED) != 0 ||
-		    (vt != w && ((flags & HG_WRITE) || vt != r)))
+		uint32_t owner = (uint32_t)__atomic_load_n(&c[1], __ATOMIC_RELAXED);
+		if (((v >> SH_TOUCHED_SHIFT) & m) != m || owner != 0 || (vt != w && ((flags & HG_WRITE) || vt != r))) {
+			uint64_t state = vt >> SH_STATE_SHIFT;
+			if (off + size <= SH_GRANULE && owner == 0 &&
+			    (state == SH_EXCL_READ || state == SH_EXCL_WRITE) &&
+			    (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) == 0 &&
+			    hg_own_move(c, v, epoch, m << SH_TOUCHED_SHIFT, flags & HG_WRITE, info))
+				return 1;
 			return HG_CHANGES;
+		}
 		if (left <= SH_GRANULE)
 			return 1;
 		left -= SH_GRANULE;
