@@ -889,19 +889,25 @@ static __attribute__((target("general-regs-only"), noinline)) int hg_own_move(ui
 	return 1;
 }
 
-__attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
-											      uint64_t addr,
-											      uint64_t info)
+/* hg_plain_thread: the thread-wide half of hg_unchanged's conditions
+ * (no lock held, not in the runtime, ...), which hold for a whole batch. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_plain_thread(const struct hg_thread *t)
+{
+	return !t->in_rt && !t->nheld && !t->recording && t->tid >= 0 && hg_detect && !t->ignore /* annotations.c */;
+}
+
+/* hg_unchanged_at is hg_unchanged for a thread that hg_plain_thread
+ * passed, in its segment epoch. */
+__attribute__((target("general-regs-only"), always_inline)) static inline int
+hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t info)
 {
 	uint64_t size = HG_INFO_SIZE(info), flags = HG_INFO_FLAGS(info);
-	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || size - 1 > 7 || t->in_rt || t->nheld || t->recording ||
-	    t->tid < 0 || !hg_detect || ((flags & HG_WRITE) && hg_spin_used) || t->ignore /* annotations.c */ ||
+	if ((flags & ~(uint64_t)(HG_READ | HG_WRITE)) || size - 1 > 7 || ((flags & HG_WRITE) && hg_spin_used) ||
 	    (addr >> SH_CHUNK_SHIFT) != ((addr + size - 1) >> SH_CHUNK_SHIFT))
 		return 0;
 	uint64_t *c = hg_cell(addr);
 	if (!c)
 		return 0;
-	uint64_t epoch = hg_epochs[t->tid];
 	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, r = (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch;
 	uint64_t off = addr & (SH_GRANULE - 1), left = off + size; /* bytes from the first granule's start */
 	uint64_t m = hg_first_bytes(off, size);
@@ -923,6 +929,15 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
 	}
+}
+
+__attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
+											      uint64_t addr,
+											      uint64_t info)
+{
+	if (!hg_plain_thread(t))
+		return 0;
+	return hg_unchanged_at(t, hg_epochs[t->tid], addr, info);
 }
 
 /* hg_access_changes settles an access that hg_unchanged found would
@@ -1015,7 +1030,16 @@ HG_PLAIN void hg_access_batch_c(const uint64_t *pairs, uint64_t n)
 {
 	/* the pairs sit right below what the trampoline saved */
 	uint64_t sp = (uint64_t)(uintptr_t)pairs + 16 * n + HG_TRAMPOLINE_SAVED;
-	for (uint64_t i = 0; i < n; i++)
+	uint64_t i = 0;
+	struct hg_thread *t = hg_self;
+	if (t != NULL && hg_plain_thread(t)) {
+		/* the thread's state holds for the batch (no synchronisation
+		 * between its accesses) until an access leaves this loop */
+		uint64_t epoch = hg_epochs[t->tid];
+		for (; i < n && hg_unchanged_at(t, epoch, pairs[2 * i], pairs[2 * i + 1]) == 1; i++)
+			t->accesses++;
+	}
+	for (; i < n; i++)
 		hg_access_one(pairs[2 * i], pairs[2 * i + 1], sp);
 }
 
