@@ -373,3 +373,36 @@ func BenchmarkRegionHandOff(b *testing.B) {
 		bn.flush(tid, events...)
 	}
 }
+
+// BenchmarkQueueHandOff is the Go side's work per item of a queue under
+// a mutex with a condition variable (bench/pipeline.c's shape): a
+// producer's region writes the slot, the tail and the count and signals;
+// the consumer's region leaves its wait loop, reads them and writes the
+// head and the count. Two regions an iteration.
+func BenchmarkQueueHandOff(b *testing.B) {
+	bn := newBench(b, "exitcode=0")
+	prod, cons := bn.create(0, 0x500), bn.create(0, 0x510)
+	const q, cv = 0x300000, 0x300800
+	cvEnd := end | uint64(abi.LockCVM)
+	tail, headW, count := uint64(q+0x200), uint64(q+0x208), uint64(q+0x210)
+	pw, cr, cw := make([]uint64, 3), make([]uint64, 3), make([]uint64, 2)
+	pev, cev := make([]Event, 6), make([]Event, 6)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		s := q + uint64(i%64)*8
+		pw[0], pw[1], pw[2] = s, tail, count
+		r := bn.region(prod)
+		r.reads, r.writes = cr[:0], pw
+		pev[0], pev[1], pev[2], pev[3], pev[4], pev[5] = lock(mu, begin), rd(count, 8, 0x1001), wr(s, 8, 0x1002),
+			wr(count, 8, 0x1003), signal(cv), unlock(mu, cvEnd)
+		bn.flush(prod, pev...)
+		cr[0], cr[1], cr[2] = count, headW, s
+		cw[0], cw[1] = headW, count
+		r = bn.region(cons)
+		r.reads, r.writes = cr, cw
+		cev[0], cev[1], cev[2], cev[3], cev[4], cev[5] = lock(mu, begin), loopExit(cv), rd(s, 8, 0x2001),
+			wr(count, 8, 0x2002), signal(cv+8), unlock(mu, cvEnd)
+		bn.flush(cons, cev...)
+	}
+}
