@@ -859,16 +859,7 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 	hg_push(t, addr, info, 0);
 }
 
-/* hg_unchanged: the access (plain, of up to 8 bytes within one chunk of
- * shadow, by a thread that holds no lock and is not in the runtime)
- * leaves its cells as they are: each is exclusive to the thread in its
- * current segment, for writing (or for reading, and the access reads),
- * with the access's bytes in it touched already and no lockset.
- * hg_granule would return 1 for each and change nothing; hg_access would
- * do nothing else but count the access. It returns 1 then, HG_CHANGES
- * when the access is such an access but a cell changes (the commonest:
- * the thread's own data in a new segment), else 0. */
-#define HG_CHANGES 2
+#define HG_CHANGES 2 /* hg_unchanged: the access changes a cell (below) */
 
 /* hg_own_move: an access of t (holding no lock) to the bytes m of one
  * granule finds its cell c (word 0 v) exclusive to t with no owner
@@ -931,6 +922,16 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
 	}
 }
 
+/* hg_unchanged: the access (plain, of up to 8 bytes within one chunk of
+ * shadow, by a thread that holds no lock and is not in the runtime)
+ * leaves its cells as they are: each is exclusive to the thread in its
+ * current segment, for writing (or for reading, and the access reads),
+ * with the access's bytes in it touched already and no lockset.
+ * hg_granule would return 1 for each and change nothing; hg_access would
+ * do nothing else but count the access. It returns 1 then, and after
+ * moving a one-granule access's own cell to the current segment
+ * (hg_own_move); HG_CHANGES when the access is such an access but a cell
+ * changes otherwise, else 0. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)
