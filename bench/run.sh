@@ -20,6 +20,14 @@ measure() { # label, command... -> "seconds kb"
 	tail -1 "$out/time.txt"
 }
 
+# hgrewrite and ThreadSanitizer run RUNS times each (default 3), taken in
+# turn, so that this machine's drift over a minute falls on both alike;
+# each column is the median time and the median peak memory of its runs.
+runs=${RUNS:-3}
+median() { # numbers... -> their median (the lower middle of an even count)
+	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
 printf '| program | native | hgrewrite | ThreadSanitizer | Helgrind | DRD |\n|---|---|---|---|---|---|\n'
 declare -A ratios
 for p in $progs; do
@@ -39,12 +47,19 @@ for p in $progs; do
 		ratios[$1]="${ratios[$1]:-} $r"
 		row="$row $2 s (${r}x), $3 KB |"
 	}
-	read -r t m <<<"$(measure "$p-hg" env HG_OPTIONS=exitcode=0 "$out/$p.hg")"
-	cell hgrewrite "$t" "$m"
+	[ $have_tsan = 1 ] && gcc -O2 -pthread -fsanitize=thread -o "$out/$p.tsan" "bench/$p.c"
+	hts=() hms=() tts=() tms=()
+	for _ in $(seq "$runs"); do
+		read -r t m <<<"$(measure "$p-hg" env HG_OPTIONS=exitcode=0 "$out/$p.hg")"
+		hts+=("$t") hms+=("$m")
+		if [ $have_tsan = 1 ]; then
+			read -r t m <<<"$(measure "$p-tsan" env TSAN_OPTIONS=exitcode=0 "$out/$p.tsan")"
+			tts+=("$t") tms+=("$m")
+		fi
+	done
+	cell hgrewrite "$(median "${hts[@]}")" "$(median "${hms[@]}")"
 	if [ $have_tsan = 1 ]; then
-		gcc -O2 -pthread -fsanitize=thread -o "$out/$p.tsan" "bench/$p.c"
-		read -r t m <<<"$(measure "$p-tsan" env TSAN_OPTIONS=exitcode=0 "$out/$p.tsan")"
-		cell tsan "$t" "$m"
+		cell tsan "$(median "${tts[@]}")" "$(median "${tms[@]}")"
 	else
 		row="$row n/a |"
 	fi
