@@ -158,3 +158,35 @@ func TestHBBarrier(t *testing.T) {
 		}
 	}
 }
+
+// A copy is independent of its original at every size (a few threads'
+// clocks share one allocation with their header), and grows past its
+// first size with zeros.
+func TestVCCopySizes(t *testing.T) {
+	for _, n := range []int{1, 3, 4, 7, 8, 20} {
+		v := &VC{}
+		for i := range n {
+			v.Set(uint16(i), uint64(10+i))
+		}
+		c := v.Copy()
+		c.Set(0, 99)
+		if v.Get(0) != 10 {
+			t.Errorf("n=%d: the original took its copy's change: %v", n, v)
+		}
+		v.Set(uint16(n-1), 77)
+		want := uint64(10 + n - 1)
+		if n == 1 {
+			want = 99 // the component the copy set
+		}
+		if c.Get(uint16(n-1)) != want {
+			t.Errorf("n=%d: the copy took its original's change: %v", n, c)
+		}
+		c.Set(uint16(n+1), 5)
+		if c.Get(uint16(n)) != 0 || c.Get(uint16(n+1)) != 5 || c.Len() != n+2 {
+			t.Errorf("n=%d: the copy grew to %v", n, c)
+		}
+		if v.Len() != n || v.Get(uint16(n+1)) != 0 {
+			t.Errorf("n=%d: the original changed with its copy: %v", n, v)
+		}
+	}
+}
