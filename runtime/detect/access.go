@@ -395,6 +395,7 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 		} else if *wait && partner == c[2] && exclusive(cur.State) && accessTID(partner) == epochTID(cur.TS) &&
 			d.rep.wouldPrint(accessPC(prevWord), accessPC(partner)) {
 			*wait = false
+			d.historyWaited.Add(1)
 			if historyLags(c, w0) {
 				return stepResult{}, false // the owner's fast path was between its two stores: step again
 			}
@@ -448,7 +449,7 @@ func accessPC(w uint64) uint32 {
 // while word 0 still holds w0, within a bounded wait. The C fast path
 // moves a thread's own cell to its new segment with a compare-and-swap of
 // word 0 and then writes the access into word 2 (fastpath.c,
-// hg_granule): a step that reads the two in between pairs the new
+// hg_granule, hg_own_move): a step that reads the two in between pairs the new
 // segment's race verdict with the owner's previous access, which may be
 // ordered before the accessing thread (two variables of one granule: the
 // owner wrote the one before a hand-off, the other after). So before a

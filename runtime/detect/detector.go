@@ -42,6 +42,7 @@ type Detector struct {
 
 	finished       atomic.Bool
 	tooManyThreads sync.Once
+	historyWaited  atomic.Int64 // steps that waited for an owner's history (historyLags)
 }
 
 // thread is the detector's view of one program thread.
