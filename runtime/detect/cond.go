@@ -90,19 +90,19 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 	if joinReads {
 		d.wrSeg.joinInto(t, t.cond.reads)
 	}
-	var wseg *wrSeg
-	if publish && len(t.cond.writes) > 0 {
-		wseg = d.segmentOf(t, mutex, exclusive)
-		d.publish(wseg, t.cond.writes)
+	var seg wrSeg
+	wrote := publish && len(t.cond.writes) > 0
+	if wrote {
+		seg = d.segmentOf(t, mutex, exclusive)
+		d.publish(&seg, t.cond.writes)
 	}
 	if d.opts.Handoff && len(t.cond.reads) > 0 {
-		rseg := wseg
-		if rseg == nil || !exclusive || len(t.depth) > 0 {
+		if !wrote || !exclusive || len(t.depth) > 0 {
 			// the two differ: reads are published under the locks
 			// held in either mode, writes under those held for writing
-			rseg = d.readSegmentOf(t, mutex)
+			seg = d.readSegmentOf(t, mutex)
 		}
-		d.rdSeg.put(rseg, t.cond.reads)
+		d.rdSeg.put(&seg, t.cond.reads)
 	}
 	d.tick(t)
 	t.cond.end()
@@ -117,7 +117,8 @@ func (d *Detector) signal(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" || d.opts.Handoff {
 		t.cond.load(t.rec)
 		if len(t.cond.writes) > 0 {
-			d.publish(d.segmentOf(t, t.regionMutex, !t.regionRead), t.cond.writes)
+			seg := d.segmentOf(t, t.regionMutex, !t.regionRead)
+			d.publish(&seg, t.cond.writes)
 		}
 	}
 	// The signal took the region's writes: the C side empties its record

@@ -66,7 +66,7 @@ type thread struct {
 	env          msm.Env        // env{d, t}, made once: an interface value per access would allocate
 	cond         condState      // lock-protected region recording (cond.go)
 	snap         *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
-	overKnown    [4]*wrSeg      // overflow segments t's clock already covers (handoff.go news)
+	overKnown    [4]uint64      // ids of overflow segments t's clock already covers (handoff.go news)
 	regionMutex  uint64         // the mutex of the current region, or of the last one (handoff.go)
 	regionRead   bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
 	pending      []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu

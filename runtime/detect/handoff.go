@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"cmp"
 	"iter"
 
 	"hgrewrite/shadow"
@@ -69,9 +68,11 @@ type segMore struct {
 	folded, anyMutex bool
 }
 
-// newSeg is a segment of thread tid at clock, under no mutex yet.
-func newSeg(vc *shadow.VC, tid uint16, clock uint64) *wrSeg {
-	return &wrSeg{vc: vc, epoch: shadow.MakeEpoch(tid, clock)}
+// newSeg is a segment of thread tid at clock, under no mutex yet. The
+// tables keep a segment's fields, not the segment (segSlot, readLog): one
+// made to be published is a value.
+func newSeg(vc *shadow.VC, tid uint16, clock uint64) wrSeg {
+	return wrSeg{vc: vc, epoch: shadow.MakeEpoch(tid, clock)}
 }
 
 func (seg *wrSeg) tid() uint16   { return seg.epoch.TID() }
@@ -121,7 +122,7 @@ func (seg *wrSeg) mutexes() iter.Seq[uint64] {
 // for reading is left out: its other holders may have run at the same
 // time, so taking it after this thread does not order their reads after
 // these writes (a write under a read lock is itself a race).
-func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) *wrSeg {
+func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) wrSeg {
 	tid := uint16(t.tid)
 	seg := newSeg(t.snapshot(), tid, t.vc.Get(tid))
 	if mutex != 0 && exclusive {
@@ -229,14 +230,16 @@ func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark in
 	t.cond.load(t.rec)
 	published := false
 	if mark < len(t.cond.writes) {
-		d.publish(d.segmentOf(t, mutex, exclusive), t.cond.writes[mark:])
+		seg := d.segmentOf(t, mutex, exclusive)
+		d.publish(&seg, t.cond.writes[mark:])
 		published = true
 	}
 	if len(t.cond.reads) > 0 {
 		// the region's reads so far, for a writer that takes only this
 		// mutex next (reverse hand-offs): GNU sort's merge threads hold
 		// a node's lock and compare queued nodes under the queue's
-		d.rdSeg.put(d.readSegmentOf(t, mutex), t.cond.reads)
+		seg := d.readSegmentOf(t, mutex)
+		d.rdSeg.put(&seg, t.cond.reads)
 		published = true
 	}
 	if published {
@@ -251,17 +254,18 @@ func (d *Detector) handoffRead(t *thread, addr uint64) {
 	if !d.opts.Handoff || !d.opts.Lib {
 		return
 	}
-	segs, over := d.wrSeg.table.news(wrKey(addr), uint16(t.tid), t.vc)
-	seg := segs[0] // wrSegs keeps one entry per variable
-	for _, s := range segs[1:] {
-		seg = cmp.Or(seg, s)
-	}
-	if seg == nil && over != nil && d.wrSeg.table.find(wrKey(addr)) == nil {
-		seg = over // addr's segment may have been evicted into it
-	}
-	if seg != nil && seg.heldBy(t) && seg.news(t) {
-		t.joinSeg(seg)
-		d.tick(t)
+	seg, ok, over := d.wrSeg.table.news(wrKey(addr), uint16(t.tid), t.vc)
+	switch {
+	case ok: // news, as the table found
+		if seg.heldBy(t) {
+			t.joinSeg(&seg)
+			d.tick(t)
+		}
+	case over != nil && over.heldBy(t) && over.news(t):
+		if _, found := d.wrSeg.table.find(wrKey(addr)); !found {
+			t.joinSeg(over) // addr's segment may have been evicted into it
+			d.tick(t)
+		}
 	}
 	t.knowOverflow(HandoffWrites, over)
 }
@@ -279,14 +283,14 @@ func (t *thread) knowOverflow(table HandoffTable, over *wrSeg) {
 func (seg *wrSeg) news(t *thread) bool {
 	if seg.folded() { // an overflow: its epoch is one of many
 		for _, k := range t.overKnown {
-			if k == seg {
+			if k == seg.more.id {
 				return false // t's clock only grows
 			}
 		}
 		if !seg.vc.LessEq(t.vc) {
 			return true
 		}
-		t.overKnown[seg.more.id%uint64(len(t.overKnown))] = seg
+		t.overKnown[seg.more.id%uint64(len(t.overKnown))] = seg.more.id
 		return false
 	}
 	return seg.tid() != uint16(t.tid) && t.vc.Get(seg.tid()) < seg.clock()
@@ -315,19 +319,9 @@ func wrKey(a uint64) uint64 { return a + 1 }
 // ordered after all of them, as it is with hand-offs, where each writer
 // joined the previous one when it read the variable.
 func (d *Detector) publish(seg *wrSeg, addrs []uint64) {
-	anyOld := func(shadow.Epoch, *wrSeg) bool { return true }
 	d.wrSeg.table.warm(addrs, wrKey)
 	for _, a := range addrs {
-		var merge func(old *wrSeg) *wrSeg
-		if !d.opts.Handoff {
-			merge = func(old *wrSeg) *wrSeg {
-				if old == nil || old == seg {
-					return seg
-				}
-				return chained(seg, old)
-			}
-		}
-		d.wrSeg.table.put(wrKey(a), seg, anyOld, merge)
+		d.wrSeg.table.put(wrKey(a), seg, !d.opts.Handoff)
 	}
 }
 
@@ -342,9 +336,9 @@ func chained(seg, old *wrSeg) *wrSeg {
 	return &wrSeg{vc: vc, epoch: seg.epoch, mutex: seg.mutex, more: seg.more}
 }
 
-// get is the segment published for a, or nil (an evicted one is not
-// returned: a condition waiter then falls back to TS_cv).
-func (w *wrSegs) get(a uint64) *wrSeg { return w.table.find(wrKey(a)) }
+// get is the segment published for a (ok false for none: an evicted one
+// is not returned, and a condition waiter then falls back to TS_cv).
+func (w *wrSegs) get(a uint64) (wrSeg, bool) { return w.table.find(wrKey(a)) }
 
 // joinInto makes t happen after the segments of the addresses that have
 // one and reports whether there was any. An address without one may have
@@ -353,8 +347,8 @@ func (w *wrSegs) get(a uint64) *wrSeg { return w.table.find(wrKey(a)) }
 func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 	found, missing := false, false
 	for _, a := range addrs {
-		if seg := w.get(a); seg != nil {
-			t.joinSeg(seg)
+		if seg, ok := w.get(a); ok {
+			t.joinSeg(&seg)
 			found = true
 		} else {
 			missing = true
@@ -392,7 +386,8 @@ func (d *Detector) publishReads(t *thread) {
 	}
 	t.cond.load(t.rec)
 	if len(t.cond.reads) > 0 {
-		d.rdSeg.put(d.readSegmentOf(t, 0), t.cond.reads)
+		seg := d.readSegmentOf(t, 0)
+		d.rdSeg.put(&seg, t.cond.reads)
 		d.tick(t)
 	}
 }
@@ -401,7 +396,7 @@ func (d *Detector) publishReads(t *thread) {
 // in its region, as read under mutex (being released) and every lock t
 // still holds, in either mode (a reader under a read lock is ordered
 // before the next writer).
-func (d *Detector) readSegmentOf(t *thread, mutex uint64) *wrSeg {
+func (d *Detector) readSegmentOf(t *thread, mutex uint64) wrSeg {
 	tid := uint16(t.tid)
 	seg := newSeg(t.snapshot(), tid, t.vc.Get(tid))
 	if mutex != 0 {
@@ -429,15 +424,14 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	joined := false
 	lo := addr &^ (shadow.GranuleSize - 1)
 	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
-	join := func(seg *wrSeg) { joined = d.joinReader(t, seg) || joined }
 	if len(t.depth) == 1 && t.depth[t.regionMutex] > 0 { // the region's mutex alone: no walk of the map
 		if d.locks.Contains(t.writeHeld, t.regionMutex) {
-			d.rdSeg.news(t, t.regionMutex, lo, hi, join)
+			joined = d.joinReaders(t, t.regionMutex, lo, hi)
 		}
 	} else {
 		for m, n := range t.depth {
 			if n > 0 && d.locks.Contains(t.writeHeld, m) {
-				d.rdSeg.news(t, m, lo, hi, join)
+				joined = d.joinReaders(t, m, lo, hi) || joined
 			}
 		}
 	}
@@ -447,6 +441,19 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	if joined {
 		d.tick(t)
 	}
+}
+
+// joinReaders makes t happen after the reader segments published under m
+// that t does not know and that read a granule of [lo, hi), and reports
+// whether there was any.
+func (d *Detector) joinReaders(t *thread, m, lo, hi uint64) bool {
+	var segs [rlWays]wrSeg
+	n, _ := d.rdSeg.news(t, m, lo, hi, &segs)
+	joined := false
+	for i := range n {
+		joined = d.joinReader(t, &segs[i]) || joined
+	}
+	return joined
 }
 
 // joinReader makes t, which writes under a lock, happen after the reader

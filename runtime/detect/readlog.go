@@ -36,13 +36,13 @@ import (
 type readLog struct {
 	alloc     sync.Once
 	bits      uint
-	ways      []rlWay                 // 1<<bits slots of rlWays, by mutex
-	segs      []atomic.Pointer[wrSeg] // each way's segment
-	used      []uint32                // each way's last write, in puts to its slot (under the stripe)
-	puts      []uint32                // per slot
-	mu        [64]sync.Mutex          // put takes its slot's stripe
-	ready     atomic.Bool             // the fields above are set: news may read them (a look-up does not go through alloc)
-	over      overflow                // the evicted ways folded together (segtable.go)
+	ways      []rlWay        // 1<<bits slots of rlWays, by mutex
+	refs      []rlRef        // each way's segment but for its epoch, which the way keeps
+	used      []uint32       // each way's last write, in puts to its slot (under the stripe)
+	puts      []uint32       // per slot
+	mu        [64]sync.Mutex // put takes its slot's stripe
+	ready     atomic.Bool    // the fields above are set: news may read them (a look-up does not go through alloc)
+	over      overflow       // the evicted ways folded together (segtable.go)
 	published func(base uintptr)
 }
 
@@ -91,6 +91,15 @@ func (w *rlWay) lock() {
 
 func (w *rlWay) unlock() { w.seq.Add(1) }
 
+// rlRef is a way's segment but for its epoch (vc nil: none), written and
+// read under the way's seq like the rest of the way: a segment per region
+// published, allocated, was most of a lock-heavy program's garbage.
+type rlRef struct {
+	vc    atomic.Pointer[shadow.VC]
+	mutex atomic.Uint64
+	more  atomic.Pointer[segMore]
+}
+
 func newReadLog(bits uint, published func(base uintptr)) *readLog {
 	return &readLog{bits: bits, published: published}
 }
@@ -102,7 +111,7 @@ func (r *readLog) init() {
 		n := (1 << r.bits) * rlWays
 		var base uintptr
 		r.over.id, r.ways, base = handoffMemory[rlWay](n)
-		r.segs = make([]atomic.Pointer[wrSeg], n)
+		r.refs = make([]rlRef, n)
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)
 		r.ready.Store(true)
@@ -186,7 +195,11 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
 		w.n.Store(uint64(ks.n))
 	}
 	w.epoch.Store(uint64(seg.epoch))
-	r.segs[target].Store(seg)
+	ref := &r.refs[target]
+	storeSeg(&ref.vc, &ref.mutex, seg)
+	if ref.more.Load() != seg.more {
+		ref.more.Store(seg.more)
+	}
 	w.mutex.Store(m)
 	w.unlock()
 }
@@ -229,27 +242,20 @@ func (ks *wayKeys) add(k uint64) {
 	ks.n++
 }
 
-// seg is way i's segment: the one published there, moved to the way's
-// epoch when the C side moved it on (nil for a free way). The caller has
-// the way, or reads it between two equal even seqs.
-func (r *readLog) seg(i int) *wrSeg {
-	seg := r.segs[i].Load()
-	if seg == nil {
-		return nil
-	}
-	if e := shadow.Epoch(r.ways[i].epoch.Load()); e.TID() == seg.tid() && e != seg.epoch {
-		moved := *seg // the same past but for its own clock (readlog.c)
-		moved.epoch = e
-		return &moved
-	}
-	return seg
+// seg is way i's segment (ok false for a free way): the one published
+// there, at the way's epoch, which the C side moves on (the same past but
+// for the thread's own clock: readlog.c). The caller has the way, or reads
+// it between two equal even seqs.
+func (r *readLog) seg(i int) (seg wrSeg, ok bool) {
+	ref := &r.refs[i]
+	seg = wrSeg{vc: ref.vc.Load(), mutex: ref.mutex.Load(), more: ref.more.Load(), epoch: shadow.Epoch(r.ways[i].epoch.Load())}
+	return seg, seg.vc != nil
 }
 
 // covered reports whether way i's segment happens before seg (the way
-// taken, under the stripe). The way's epoch names the segment (seg(i)),
-// which needs no copy to be compared.
+// taken, under the stripe).
 func (r *readLog) covered(i int, seg *wrSeg) bool {
-	if r.segs[i].Load() == nil {
+	if r.refs[i].vc.Load() == nil {
 		return false
 	}
 	e := shadow.Epoch(r.ways[i].epoch.Load())
@@ -259,7 +265,8 @@ func (r *readLog) covered(i int, seg *wrSeg) bool {
 // empty frees way i (taken, under the stripe).
 func (r *readLog) empty(i int) {
 	r.ways[i].mutex.Store(0)
-	r.segs[i].Store(nil)
+	r.refs[i].vc.Store(nil)
+	r.refs[i].more.Store(nil)
 }
 
 // evict frees a way of the full slot at base and returns it taken: one
@@ -270,7 +277,7 @@ func (r *readLog) evict(base int) int {
 	victim := base
 	puts := r.puts[base/rlWays]
 	for i := base; i < base+rlWays; i++ {
-		if over != nil && over.covers(r.segs[i].Load()) {
+		if seg, ok := r.seg(i); over != nil && (!ok || over.covers(&seg)) {
 			victim = i
 			break
 		}
@@ -279,19 +286,19 @@ func (r *readLog) evict(base int) int {
 		}
 	}
 	r.ways[victim].lock()
-	if seg := r.seg(victim); over == nil || !over.covers(seg) {
-		r.over.fold(seg)
+	if seg, ok := r.seg(victim); ok && (over == nil || !over.covers(&seg)) {
+		r.over.fold(&seg)
 	}
 	r.empty(victim)
 	return victim
 }
 
-// news calls fn with each segment published under mutex m, for a region
+// news puts in out each segment published under mutex m, for a region
 // that read a granule of [lo, hi) (granule-aligned lo), that t does not
-// know yet, and returns the overflow (nil while none).
-func (r *readLog) news(t *thread, m, lo, hi uint64, fn func(*wrSeg)) *wrSeg {
+// know yet, and returns how many, and the overflow (nil while none).
+func (r *readLog) news(t *thread, m, lo, hi uint64, out *[rlWays]wrSeg) (n int, over *wrSeg) {
 	if !r.ready.Load() {
-		return nil // nothing published yet
+		return 0, nil // nothing published yet
 	}
 	base := r.slot(m)
 	for i := base; i < base+rlWays; i++ {
@@ -304,11 +311,12 @@ func (r *readLog) news(t *thread, m, lo, hi uint64, fn func(*wrSeg)) *wrSeg {
 		if e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) || !w.reads(lo, hi) {
 			continue
 		}
-		if seg := r.seg(i); seg != nil && w.seq.Load() == s {
-			fn(seg)
+		if seg, ok := r.seg(i); ok && w.seq.Load() == s {
+			out[n] = seg
+			n++
 		}
 	}
-	return r.over.Load()
+	return n, r.over.Load()
 }
 
 // reads reports whether the way holds a granule of [lo, hi).

@@ -41,23 +41,113 @@ type segTable struct {
 
 const segWays = 8
 
-// segSlot: a way is written key 0, seg, epoch, key in that order and read
-// key, epoch, seg, key; a reader that meets a way being rewritten finds a
-// different key after the segment and takes it as none. Keys and the
-// segments' epochs share two cache lines, so that a look-up of a variable
-// nobody published, or by a thread that already knows its segment, reads
-// nothing else. They live outside the Go heap when they can (handoffMemory),
-// where the C fast path reads them too.
+// segSlot: a way's key and its segment's epoch share two cache lines
+// (ways), so that a look-up of a variable nobody published, or by a
+// thread that already knows its segment, reads nothing else. They live
+// outside the Go heap when they can (handoffMemory), where the C fast path
+// reads them too. The rest of each way's segment is kept in place (refs):
+// a lock-heavy program publishes a segment per region and keeps tens of
+// thousands of them in the table, which as objects of their own took more
+// memory than the table (bench/locks.c: 3 of the Go side's 5.3 MB live).
+// A slot's refs are allocated by its first put: the collector scans them,
+// and a program that publishes a few variables would otherwise keep them
+// all resident (2 MB).
 type segSlot struct {
 	ways *[segWays]segWay
-	segs [segWays]atomic.Pointer[wrSeg]
-	used [segWays]uint32 // when the way was last written, in puts to the slot (under the stripe)
+	refs atomic.Pointer[segRefs]
 	puts uint32
 }
 
 type segWay struct {
 	key   atomic.Uint64 // 0: free
 	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
+}
+
+// segRefs is a slot's segments but for their epochs: the fields of few
+// segments' more are kept apart, made for the slot by the first of them.
+type segRefs struct {
+	ways [segWays]segRef
+	more atomic.Pointer[[segWays]atomic.Pointer[segMore]]
+}
+
+// segRef is a way's segment but for its epoch and more. put rewrites a
+// way, under its slot's stripe, as seq odd, key 0, the segment's fields,
+// epoch, key, seq even; a reader that reads seq, key, the fields and
+// epoch, and then the same even seq, read one segment (load).
+type segRef struct {
+	seq   atomic.Uint32
+	used  uint32 // when the way was last written, in puts to the slot (under the stripe)
+	vc    atomic.Pointer[shadow.VC]
+	mutex atomic.Uint64
+}
+
+// load is way i's segment if its key is key (ok false otherwise, or while
+// put rewrites it).
+func (s *segSlot) load(i int, key uint64) (seg wrSeg, ok bool) {
+	refs := s.refs.Load()
+	if refs == nil {
+		return seg, false
+	}
+	r, w := &refs.ways[i], &s.ways[i]
+	seq := r.seq.Load()
+	if seq&1 != 0 || w.key.Load() != key {
+		return seg, false
+	}
+	seg = refs.seg(i, w)
+	return seg, r.seq.Load() == seq && seg.vc != nil
+}
+
+// seg is the segment of way i, whose epoch w holds.
+func (refs *segRefs) seg(i int, w *segWay) wrSeg {
+	r := &refs.ways[i]
+	seg := wrSeg{vc: r.vc.Load(), mutex: r.mutex.Load(), epoch: shadow.Epoch(w.epoch.Load())}
+	if more := refs.more.Load(); more != nil {
+		seg.more = more[i].Load()
+	}
+	return seg
+}
+
+// store makes seg way i's segment, under key (the caller holds the
+// slot's stripe).
+func (s *segSlot) store(i int, key uint64, seg *wrSeg) {
+	refs := s.refs.Load()
+	r, w := &refs.ways[i], &s.ways[i]
+	r.seq.Add(1)
+	w.key.Store(0)
+	storeSeg(&r.vc, &r.mutex, seg)
+	more := refs.more.Load()
+	if more == nil && seg.more != nil {
+		more = new([segWays]atomic.Pointer[segMore])
+		refs.more.Store(more)
+	}
+	if more != nil && more[i].Load() != seg.more {
+		more[i].Store(seg.more)
+	}
+	w.epoch.Store(uint64(seg.epoch))
+	w.key.Store(key)
+	r.seq.Add(1)
+}
+
+// storeSeg writes seg's clock and first mutex where a table keeps them
+// (segRef, rlRef), each only if it changes: a store of Go's atomics is a
+// locked instruction, and a thread's regions mostly publish under the
+// same clock snapshot and mutex as the way's last.
+func storeSeg(vc *atomic.Pointer[shadow.VC], mutex *atomic.Uint64, seg *wrSeg) {
+	if vc.Load() != seg.vc {
+		vc.Store(seg.vc)
+	}
+	if mutex.Load() != seg.mutex {
+		mutex.Store(seg.mutex)
+	}
+}
+
+// held is way i's segment, for the holder of the slot's stripe; ok false
+// for a free way.
+func (s *segSlot) held(i int) (seg wrSeg, ok bool) {
+	if s.ways[i].key.Load() == 0 {
+		return seg, false
+	}
+	return s.refs.Load().seg(i, &s.ways[i]), true
 }
 
 // newSegTable makes a table of 1<<bits slots; published, if not nil, is
@@ -122,13 +212,13 @@ func (o *overflow) fold(seg *wrSeg) {
 	o.mu.Unlock()
 }
 
-// news is the entries of key that vc, the clock of thread tid, does not
-// know yet (nil for the others), and the overflow (nil while none), which
-// may hold more.
-func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*wrSeg, over *wrSeg) {
+// news is an entry of key that vc, the clock of thread tid, does not
+// know yet (ok false for none: the table keeps one entry per variable),
+// and the overflow (nil while none), which may hold more.
+func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (seg wrSeg, ok bool, over *wrSeg) {
 	s, _ := st.slot(key)
 	if s == nil {
-		return out, nil
+		return seg, false, nil
 	}
 	for i := range s.ways {
 		w := &s.ways[i]
@@ -139,12 +229,11 @@ func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (out [segWays]*w
 		if e.TID() == tid || vc.HappensBefore(e) {
 			continue
 		}
-		seg := s.segs[i].Load()
-		if w.key.Load() == key {
-			out[i] = seg
+		if seg, ok = s.load(i, key); ok {
+			break
 		}
 	}
-	return out, st.over.Load()
+	return seg, ok, st.over.Load()
 }
 
 // warm loads the slots of the keys of addrs (key maps an address to its
@@ -160,7 +249,7 @@ func (st *segTable) warm(addrs []uint64, key func(uint64) uint64) {
 	var sink uint64
 	for _, a := range addrs {
 		s := &(*slots)[segSlotIndex(key(a), st.bits)]
-		if s.segs[0].Load() != nil { // the slot's other line, read atomically as put writes it
+		if refs := s.refs.Load(); refs != nil && refs.ways[0].vc.Load() != nil { // the slot's other lines, read atomically as put writes them
 			sink++
 		}
 		sink += s.ways[0].key.Load()
@@ -173,31 +262,25 @@ func (st *segTable) warm(addrs []uint64, key func(uint64) uint64) {
 // warmSink keeps warm's loads.
 var warmSink atomic.Uint64
 
-// find is an entry of key, or nil.
-func (st *segTable) find(key uint64) *wrSeg {
+// find is an entry of key (ok false for none).
+func (st *segTable) find(key uint64) (seg wrSeg, ok bool) {
 	s, _ := st.slot(key)
 	if s == nil {
-		return nil
+		return seg, false
 	}
 	for i := range s.ways {
-		w := &s.ways[i]
-		if w.key.Load() != key {
-			continue
-		}
-		seg := s.segs[i].Load()
-		if w.key.Load() == key && seg != nil {
-			return seg
+		if seg, ok = s.load(i, key); ok {
+			return seg, true
 		}
 	}
-	return nil
+	return seg, false
 }
 
-// put makes seg an entry of key. It replaces the entries of key that
-// replaces picks (given their epoch: a look at old itself may miss the
-// cache), else takes a free way, else evicts the least recently written
-// entry into the overflow. merge, if not nil, makes the entry that
-// replaces old.
-func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, old *wrSeg) bool, merge func(old *wrSeg) *wrSeg) {
+// put makes seg an entry of key. It replaces the entries of key, else
+// takes a free way, else evicts the least recently written entry into the
+// overflow. With chain, the entry that replaces another segment carries
+// its past too (chained).
+func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 	st.alloc.Do(func() {
 		slots := make([]segSlot, 1<<st.bits)
 		overID, ways, base := handoffMemory[segWay](len(slots) * segWays)
@@ -213,10 +296,13 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 	s, mu := st.slot(key)
 	mu.Lock()
 	defer mu.Unlock()
+	if s.refs.Load() == nil {
+		s.refs.Store(new(segRefs))
+	}
 	victim := -1
 	for i := range s.ways {
 		w := &s.ways[i]
-		if w.key.Load() != key || !replaces(shadow.Epoch(w.epoch.Load()), s.segs[i].Load()) {
+		if w.key.Load() != key {
 			continue
 		}
 		if victim >= 0 {
@@ -224,8 +310,10 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 			continue
 		}
 		victim = i
-		if merge != nil {
-			seg = merge(s.segs[i].Load())
+		if chain {
+			if old, _ := s.held(i); old.epoch != seg.epoch || old.vc != seg.vc {
+				seg = chained(seg, &old)
+			}
 		}
 	}
 	for i := 0; i < segWays && victim < 0; i++ {
@@ -237,12 +325,8 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 		victim = st.evict(s)
 	}
 	s.puts++
-	s.used[victim] = s.puts
-	w := &s.ways[victim]
-	w.key.Store(0)
-	s.segs[victim].Store(seg)
-	w.epoch.Store(uint64(seg.epoch))
-	w.key.Store(key)
+	s.refs.Load().ways[victim].used = s.puts
+	s.store(victim, key, seg)
 }
 
 // evict empties a way of the full slot s: one whose segment the overflow
@@ -250,16 +334,19 @@ func (st *segTable) put(key uint64, seg *wrSeg, replaces func(e shadow.Epoch, ol
 // overflow.
 func (st *segTable) evict(s *segSlot) int {
 	over := st.over.Load()
+	refs := s.refs.Load()
 	victim := 0
 	for i := range s.ways {
-		if over != nil && over.covers(s.segs[i].Load()) {
+		if seg, ok := s.held(i); over != nil && (!ok || over.covers(&seg)) {
 			return i
 		}
-		if s.puts-s.used[i] > s.puts-s.used[victim] { // oldest, modulo wrap-around
+		if s.puts-refs.ways[i].used > s.puts-refs.ways[victim].used { // oldest, modulo wrap-around
 			victim = i
 		}
 	}
-	st.over.fold(s.segs[victim].Load())
+	if seg, ok := s.held(victim); ok {
+		st.over.fold(&seg)
+	}
 	return victim
 }
 

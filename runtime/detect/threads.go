@@ -324,5 +324,5 @@ func (t *thread) forget() {
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
 	t.npending.Store(0)
-	t.overKnown = [len(t.overKnown)]*wrSeg{}
+	t.overKnown = [len(t.overKnown)]uint64{}
 }
