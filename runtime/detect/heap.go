@@ -59,35 +59,66 @@ func (d *Detector) heapEvent(t *thread, addr, size, pc uint64, flags uint16) {
 // that a report can say "heap block of N bytes allocated at f file:line".
 // Programs keep hundreds of thousands of small blocks alive (a hash
 // table's nodes): the records live outside the Go heap, in an
-// open-addressing table of 24-byte slots mapped with mmap, where a Go map
+// open-addressing table of 16-byte slots mapped with mmap, where a Go map
 // took about 90 bytes a block and the collector's headroom half as much
-// again (bench/locks.c: 3.7 of the detector's 8 MB in use).
+// again (bench/locks.c: 3.7 of the detector's 8 MB in use). Allocation
+// sites are few, so a record names its site by index (sites); with the
+// site's pc in it, a slot took 24 bytes, and bench/locks.c's 40 thousand
+// nodes 1.5 MB.
 type heapBlocks struct {
-	mu    sync.Mutex
-	slots []heapSlot // a power of two of them; nil until the first add
-	mem   []byte     // their mapping, nil when they are in the Go heap
-	used  int        // slots not empty: live records and deleted ones
-	live  int
+	mu     sync.Mutex
+	slots  []heapSlot // a power of two of them; nil until the first add
+	mem    []byte     // their mapping, nil when they are in the Go heap
+	used   int        // slots not empty: live records and deleted ones
+	live   int
+	sites  []uint64          // allocation sites' pcs by index; 0 is an unknown site (pc 0)
+	siteOf map[uint64]uint64 // pc -> its index in sites
 }
 
 // heapSlot is one record: addr 0 is an empty slot, heapGone a deleted
 // one (probes go on past it). Block addresses are never either.
 type heapSlot struct {
-	addr    uint64
-	sizeTID uint64 // size | tid << heapTIDShift
-	pc      uint64 // link-time pc inside the allocation call (its return address - 1: runtime/ranges.c, hg_call_pc)
+	addrTID  uint64 // addr | tid << heapTIDShift (addresses are below 2^47; tids fit 16 bits)
+	sizeSite uint64 // size (up to heapMaxSize) | site << heapSiteShift
 }
 
 const (
-	heapGone     = 1
-	heapTIDShift = 48 // sizes are below the 47-bit address space's; tids fit 16 bits
-	heapMinSlots = 1024
+	heapGone      = 1
+	heapTIDShift  = 48
+	heapAddrMask  = 1<<heapTIDShift - 1
+	heapSiteShift = 40
+	heapMaxSize   = 1<<heapSiteShift - 1 // a larger block's reports say this size
+	heapMaxSites  = 1 << (64 - heapSiteShift)
+	heapMinSlots  = 1024
 )
 
 type heapBlock struct {
 	size uint64
-	pc   uint64 // as heapSlot.pc
+	pc   uint64 // link-time pc inside the allocation call (its return address - 1: runtime/ranges.c, hg_call_pc)
 	tid  int32
+}
+
+// addr is the slot's block address (or 0, or heapGone).
+func (s heapSlot) addr() uint64 { return s.addrTID & heapAddrMask }
+
+// site is pc's index in h.sites, added if new (under h.mu); past
+// heapMaxSites sites, new ones are unknown.
+func (h *heapBlocks) site(pc uint64) uint64 {
+	if i, ok := h.siteOf[pc]; ok {
+		return i
+	}
+	if h.siteOf == nil {
+		h.siteOf, h.sites = map[uint64]uint64{0: 0}, []uint64{0}
+		if pc == 0 {
+			return 0
+		}
+	}
+	if len(h.sites) >= heapMaxSites {
+		return 0
+	}
+	h.siteOf[pc] = uint64(len(h.sites))
+	h.sites = append(h.sites, pc)
+	return uint64(len(h.sites) - 1)
 }
 
 func (h *heapBlocks) add(addr, size, pc uint64, tid int32) {
@@ -96,10 +127,10 @@ func (h *heapBlocks) add(addr, size, pc uint64, tid int32) {
 	if (h.used+1)*4 > len(h.slots)*3 {
 		h.rehash()
 	}
-	rec := heapSlot{addr, min(size, 1<<heapTIDShift-1) | uint64(uint16(tid))<<heapTIDShift, pc}
+	rec := heapSlot{addr | uint64(uint16(tid))<<heapTIDShift, min(size, heapMaxSize) | h.site(pc)<<heapSiteShift}
 	free := -1
 	for i := h.home(addr); ; i = (i + 1) & (len(h.slots) - 1) {
-		switch h.slots[i].addr {
+		switch h.slots[i].addr() {
 		case addr:
 			h.slots[i] = rec
 			return
@@ -126,9 +157,9 @@ func (h *heapBlocks) remove(addr uint64) {
 	if h.slots == nil {
 		return
 	}
-	for i := h.home(addr); h.slots[i].addr != 0; i = (i + 1) & (len(h.slots) - 1) {
-		if h.slots[i].addr == addr {
-			h.slots[i] = heapSlot{addr: heapGone}
+	for i := h.home(addr); h.slots[i].addr() != 0; i = (i + 1) & (len(h.slots) - 1) {
+		if h.slots[i].addr() == addr {
+			h.slots[i] = heapSlot{addrTID: heapGone}
 			h.live--
 			return
 		}
@@ -151,9 +182,9 @@ func (h *heapBlocks) rehash() {
 	h.slots, h.mem = heapTable(n)
 	h.used, h.live = 0, 0
 	for _, s := range old {
-		if s.addr > heapGone {
-			i := h.home(s.addr)
-			for h.slots[i].addr != 0 {
+		if s.addr() > heapGone {
+			i := h.home(s.addr())
+			for h.slots[i].addr() != 0 {
 				i = (i + 1) & (n - 1)
 			}
 			h.slots[i] = s
@@ -183,9 +214,9 @@ func (h *heapBlocks) find(addr uint64) (uint64, heapBlock, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, s := range h.slots {
-		size := s.sizeTID & (1<<heapTIDShift - 1)
-		if s.addr > heapGone && addr >= s.addr && addr-s.addr < size {
-			return s.addr, heapBlock{size, s.pc, int32(s.sizeTID >> heapTIDShift)}, true
+		start, size := s.addr(), s.sizeSite&heapMaxSize
+		if start > heapGone && addr >= start && addr-start < size {
+			return start, heapBlock{size, h.sites[s.sizeSite>>heapSiteShift], int32(s.addrTID >> heapTIDShift)}, true
 		}
 	}
 	return 0, heapBlock{}, false

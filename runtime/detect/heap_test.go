@@ -113,4 +113,11 @@ func TestHeapBlocksTable(t *testing.T) {
 	if _, _, ok := h.find(0x5); ok {
 		t.Error("an address below every block was found")
 	}
+	// a block of unknown site, larger than a record holds, at the top of
+	// the address space
+	top := uint64(0x7ff000000000)
+	h.add(top, 1<<42, 0, 9)
+	if start, blk, ok := h.find(top + 5); !ok || start != top || blk != (heapBlock{heapMaxSize, 0, 9}) {
+		t.Errorf("the large block: %v %#x %+v", ok, start, blk)
+	}
 }

@@ -108,12 +108,18 @@ func (refs *segRefs) seg(i int, w *segWay) wrSeg {
 }
 
 // store makes seg way i's segment, under key (the caller holds the
-// slot's stripe).
+// slot's stripe). A way that held another key is taken from the C side's
+// readers (key 0) while its epoch changes; one that held key already is
+// not: either epoch is one of key's. (Each store is a locked instruction:
+// a pipeline's region publishes a few variables, each of them again.)
 func (s *segSlot) store(i int, key uint64, seg *wrSeg) {
 	refs := s.refs.Load()
 	r, w := &refs.ways[i], &s.ways[i]
 	r.seq.Add(1)
-	w.key.Store(0)
+	same := w.key.Load() == key
+	if !same {
+		w.key.Store(0)
+	}
 	storeSeg(&r.vc, &r.mutex, seg)
 	more := refs.more.Load()
 	if more == nil && seg.more != nil {
@@ -124,7 +130,9 @@ func (s *segSlot) store(i int, key uint64, seg *wrSeg) {
 		more[i].Store(seg.more)
 	}
 	w.epoch.Store(uint64(seg.epoch))
-	w.key.Store(key)
+	if !same {
+		w.key.Store(key)
+	}
 	r.seq.Add(1)
 }
 
