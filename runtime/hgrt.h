@@ -219,8 +219,10 @@ struct hg_thread {
 	uint32_t sig_dropped; /* handler accesses that found sig_buf full */
 	/* The current lock-protected region's reads and writes (lsd, the
 	 * write/read relation of runtime/detect/cond.go), recorded here so that its
-	 * accesses can still take the fast path; writes stop at a signal. */
-	uint8_t nrec_r, nrec_w, rec_writes_on;
+	 * accesses can still take the fast path; writes stop at a signal.
+	 * rec_r_all: the region read more distinct addresses than rec_r
+	 * keeps; its reads stand for every variable (readlog.go's rlAll). */
+	uint8_t nrec_r, nrec_w, rec_writes_on, rec_r_all;
 	/* locks taken inside the region (hand-offs under a nested lock): each
 	 * mutex and the number of writes recorded when it was taken */
 	uint8_t nnest;
@@ -324,7 +326,7 @@ struct hg_rep {
 
 /* A flush's region recording (struct hg_thread's rec_r/rec_w). */
 struct hg_rec_msg {
-	uint32_t nrec_r, nrec_w;
+	uint32_t nrec_r, nrec_w, rec_r_all;
 	uint64_t rec_r[HG_REC];
 	uint64_t rec_w[HG_REC];
 };

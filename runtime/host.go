@@ -79,13 +79,13 @@ type cRecord C.struct_hg_thread
 // Recorded copies the recording. It reads the record directly: a call
 // into C from here would cost a system-call transition of the Go
 // scheduler.
-func (r *cRecord) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
+func (r *cRecord) Recorded(reads, writes []uint64) ([]uint64, []uint64, bool) {
 	if r == nil {
-		return reads, writes
+		return reads, writes, false
 	}
 	reads = append(reads, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), int(r.nrec_r))...)
 	writes = append(writes, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), int(r.nrec_w))...)
-	return reads, writes
+	return reads, writes, r.rec_r_all != 0
 }
 
 // KnowMember fills the record's cache of threadsets that hold its thread

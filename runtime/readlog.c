@@ -39,6 +39,8 @@ static int hg_rlway_holds(const struct hg_rlway *w, const struct hg_thread *t)
 	uint64_t n = __atomic_load_n(&w->n, __ATOMIC_RELAXED);
 	if (n > HG_RL_KEYS)
 		return 1; /* HG_RL_ALL: every variable */
+	if (t->rec_r_all)
+		return 0; /* the region read more than it recorded */
 	for (int i = 0; i < t->nrec_r; i++) {
 		uint64_t key = (t->rec_r[i] & ~(uint64_t)(SH_GRANULE - 1)) + 1, j = 0;
 		while (j < n && __atomic_load_n(&w->keys[j], __ATOMIC_RELAXED) != key)

@@ -134,7 +134,7 @@ int hg_d_flush(int32_t tid, struct hg_event *ev, uint32_t n, struct hg_thread *t
 {
 	if (!hg_remote)
 		return hgGoFlush(tid, ev, n, t);
-	struct hg_rec_msg rec = {.nrec_r = t->nrec_r, .nrec_w = t->nrec_w};
+	struct hg_rec_msg rec = {.nrec_r = t->nrec_r, .nrec_w = t->nrec_w, .rec_r_all = t->rec_r_all};
 	memcpy(rec.rec_r, t->rec_r, t->nrec_r * sizeof rec.rec_r[0]);
 	memcpy(rec.rec_w, t->rec_w, t->nrec_w * sizeof rec.rec_w[0]);
 	return (int)hg_rpc(HG_OP_FLUSH, tid, 0, 0, 0, ev, n * sizeof *ev, &rec, sizeof rec);

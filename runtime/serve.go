@@ -211,13 +211,13 @@ func (childHost) CallTrace(tid int32) []uint64 { return nil }
 // recMsg is a flush's region recording as the child sent it.
 type recMsg C.struct_hg_rec_msg
 
-func (r *recMsg) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
+func (r *recMsg) Recorded(reads, writes []uint64) ([]uint64, []uint64, bool) {
 	if r == nil {
-		return reads, writes
+		return reads, writes, false
 	}
 	reads = append(reads, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_r[0])), min(int(r.nrec_r), C.HG_REC))...)
 	writes = append(writes, unsafe.Slice((*uint64)(unsafe.Pointer(&r.rec_w[0])), min(int(r.nrec_w), C.HG_REC))...)
-	return reads, writes
+	return reads, writes, r.rec_r_all != 0
 }
 
 // KnowMember: the child's record is the child's memory, out of reach; its

@@ -33,6 +33,7 @@ package detect
 type condState struct {
 	recording bool
 	reads     []uint64
+	readsAll  bool // the region read more than reads holds (Region.Recorded)
 	writes    []uint64
 	loopCV    uint64 // condition variable of the last marked wait in the current wait loop
 	loopWait  bool   // a marked wait ran since the last loop exit
@@ -53,9 +54,9 @@ func (c *condState) end() {
 // load copies the thread's recorded reads and writes from its Region
 // (none without one).
 func (c *condState) load(r Region) {
-	c.reads, c.writes = c.reads[:0], c.writes[:0]
+	c.reads, c.writes, c.readsAll = c.reads[:0], c.writes[:0], false
 	if r != nil {
-		c.reads, c.writes = r.Recorded(c.reads, c.writes)
+		c.reads, c.writes, c.readsAll = r.Recorded(c.reads, c.writes)
 	}
 }
 
@@ -102,7 +103,7 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 			// held in either mode, writes under those held for writing
 			seg = d.readSegmentOf(t, mutex)
 		}
-		d.rdSeg.put(&seg, t.cond.reads)
+		d.rdSeg.put(&seg, t.cond.reads, t.cond.readsAll)
 	}
 	d.tick(t)
 	t.cond.end()

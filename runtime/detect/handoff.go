@@ -36,9 +36,10 @@ import (
 // race.
 //
 // Limits: a region records the first HG_REC (32) addresses it reads and
-// writes, by exact address; a reader that reads a published variable
-// through another address (a byte of a word written whole) finds no
-// relation.
+// writes, by exact address (a region that read more stands, in the reader
+// log, for every variable: condState.readsAll); a reader that reads a
+// published variable through another address (a byte of a word written
+// whole) finds no relation.
 
 // wrSeg is one published segment: the writer's vector clock when its
 // region ended, the writer's own epoch in it, the mutexes the writer held
@@ -239,7 +240,7 @@ func (d *Detector) publishSince(t *thread, mutex uint64, exclusive bool, mark in
 		// mutex next (reverse hand-offs): GNU sort's merge threads hold
 		// a node's lock and compare queued nodes under the queue's
 		seg := d.readSegmentOf(t, mutex)
-		d.rdSeg.put(&seg, t.cond.reads)
+		d.rdSeg.put(&seg, t.cond.reads, t.cond.readsAll)
 		published = true
 	}
 	if published {
@@ -387,7 +388,7 @@ func (d *Detector) publishReads(t *thread) {
 	t.cond.load(t.rec)
 	if len(t.cond.reads) > 0 {
 		seg := d.readSegmentOf(t, 0)
-		d.rdSeg.put(&seg, t.cond.reads)
+		d.rdSeg.put(&seg, t.cond.reads, t.cond.readsAll)
 		d.tick(t)
 	}
 }

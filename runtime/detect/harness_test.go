@@ -81,10 +81,11 @@ func (h *fakeHost) output() string {
 // fakeRegion is a thread's C record: its region recording.
 type fakeRegion struct {
 	reads, writes []uint64
+	readsAll      bool
 }
 
-func (r *fakeRegion) Recorded(reads, writes []uint64) ([]uint64, []uint64) {
-	return append(reads, r.reads...), append(writes, r.writes...)
+func (r *fakeRegion) Recorded(reads, writes []uint64) ([]uint64, []uint64, bool) {
+	return append(reads, r.reads...), append(writes, r.writes...), r.readsAll
 }
 
 func (r *fakeRegion) KnowMember(id, gen uint32) {}

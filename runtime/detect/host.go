@@ -84,8 +84,10 @@ type Host interface {
 // during it, on the thread it belongs to.
 type Region interface {
 	// Recorded appends the region's recorded reads and writes (writes stop
-	// being recorded at a signal) to reads and writes and returns them.
-	Recorded(reads, writes []uint64) ([]uint64, []uint64)
+	// being recorded at a signal) to reads and writes and returns them,
+	// and whether the region read more distinct addresses than it recorded
+	// (its reads then stand for every variable).
+	Recorded(reads, writes []uint64) ([]uint64, []uint64, bool)
 	// KnowMember tells the thread's fast path that threadset id holds
 	// the thread, as the threadsets were in generation gen: the fast
 	// path then leaves a shared location that the thread's access would

@@ -127,23 +127,24 @@ func (r *readLog) slot(m uint64) int {
 }
 
 // put publishes the reads addrs of seg's region under each of its
-// mutexes.
-func (r *readLog) put(seg *wrSeg, addrs []uint64) {
+// mutexes; all says the region read more than addrs (a scan of a table
+// longer than a record keeps): its reads stand for every variable.
+func (r *readLog) put(seg *wrSeg, addrs []uint64, all bool) {
 	if len(addrs) == 0 {
 		return
 	}
 	r.init()
 	for m := range seg.mutexes() {
-		r.putUnder(m, seg, addrs)
+		r.putUnder(m, seg, addrs, all)
 	}
 }
 
-func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64) {
+func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 	base := r.slot(m)
 	mu := &r.mu[(base/rlWays)%len(r.mu)]
 	mu.Lock()
 	defer mu.Unlock()
-	var ks wayKeys
+	ks := wayKeys{all: all}
 	target, free := -1, -1
 	for i := base; i < base+rlWays; i++ {
 		w := &r.ways[i]

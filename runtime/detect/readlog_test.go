@@ -40,8 +40,8 @@ func TestReadLogMergesAThreadsRegions(t *testing.T) {
 	r := newReadLog(0, nil)
 	const m = 0x7000
 	first, second := readerSeg(1, 5, m, nil), readerSeg(1, 9, m, nil)
-	r.put(first, []uint64{0x1000, 0x1008})
-	r.put(second, []uint64{0x2000})
+	r.put(first, []uint64{0x1000, 0x1008}, false)
+	r.put(second, []uint64{0x2000}, false)
 	w := writerOf(2)
 	// the first region's read is still there, under the later segment
 	if got := found(r, w, m, 0x1008, 0x100c); len(got) != 1 || !is(got[0], second) {
@@ -67,14 +67,14 @@ func TestReadLogKeepsUnorderedReaders(t *testing.T) {
 	r := newReadLog(0, nil)
 	const m = 0x7000
 	a, b := readerSeg(1, 5, m, nil), readerSeg(2, 3, m, nil)
-	r.put(a, []uint64{0x1000})
-	r.put(b, []uint64{0x1000})
+	r.put(a, []uint64{0x1000}, false)
+	r.put(b, []uint64{0x1000}, false)
 	if got := found(r, writerOf(3), m, 0x1000, 0x1004); len(got) != 2 {
 		t.Fatalf("two unordered readers: found %d segments, want both", len(got))
 	}
 	// a third reader ordered after both takes their ways over
 	c := readerSeg(4, 2, m, map[uint16]uint64{1: 5, 2: 3})
-	r.put(c, []uint64{0x5000})
+	r.put(c, []uint64{0x5000}, false)
 	got := found(r, writerOf(3), m, 0x1000, 0x1004)
 	if len(got) != 1 || !is(got[0], c) {
 		t.Fatalf("after a reader ordered after both: found %v, want only its segment", got)
@@ -91,7 +91,7 @@ func TestReadLogSaturates(t *testing.T) {
 			addrs[j] = 0x10000 + (i*ReadLogKeys+uint64(j))*8
 		}
 		seg = readerSeg(1, 5+i, m, nil)
-		r.put(seg, addrs)
+		r.put(seg, addrs, false)
 	}
 	// more granules than a way keeps: it stands for every variable
 	if got := found(r, writerOf(2), m, 0x900000, 0x900004); len(got) != 1 || !is(got[0], seg) {
@@ -102,9 +102,9 @@ func TestReadLogSaturates(t *testing.T) {
 func TestReadLogEvictsIntoOverflow(t *testing.T) {
 	r := newReadLog(0, nil)
 	first := readerSeg(1, 5, 0x7000, nil)
-	r.put(first, []uint64{0x1000})
+	r.put(first, []uint64{0x1000}, false)
 	for i := uint64(0); i < 2*ReadLogWays; i++ {
-		r.put(readerSeg(uint16(2+i), 1, 0x8000+0x40*i, nil), []uint64{0x2000})
+		r.put(readerSeg(uint16(2+i), 1, 0x8000+0x40*i, nil), []uint64{0x2000}, false)
 	}
 	if got := found(r, writerOf(99), 0x7000, 0x1000, 0x1004); len(got) != 0 {
 		t.Fatalf("the evicted way is still found: %v", got)
@@ -132,7 +132,7 @@ func TestReadLogConcurrent(t *testing.T) {
 			m := uint64(0x9000 + 0x40*w) // one mutex per worker, all in the one slot
 			for i := range rounds {
 				seg := readerSeg(uint16(1+w), uint64(1+i), m, nil)
-				r.put(seg, []uint64{0x10000 * uint64(1+w)})
+				r.put(seg, []uint64{0x10000 * uint64(1+w)}, false)
 			}
 			done <- true
 		}()
@@ -209,7 +209,7 @@ func TestReadLogEpochMovedOn(t *testing.T) {
 	r := newReadLog(0, nil)
 	const m = 0x7000
 	seg := readerSeg(1, 5, m, map[uint16]uint64{3: 7})
-	r.put(seg, []uint64{0x1000})
+	r.put(seg, []uint64{0x1000}, false)
 	if !moveOn(r, m, 1, 9) {
 		t.Fatal("the way was not found to move on")
 	}
@@ -221,12 +221,12 @@ func TestReadLogEpochMovedOn(t *testing.T) {
 	}
 	// a reader ordered after the published segment but not the moved one
 	// does not take the way over; one ordered after the moved one does
-	r.put(readerSeg(4, 2, m, map[uint16]uint64{1: 5}), []uint64{0x2000})
+	r.put(readerSeg(4, 2, m, map[uint16]uint64{1: 5}), []uint64{0x2000}, false)
 	if got := found(r, writerOf(2), m, 0x1000, 0x1004); len(got) != 1 || got[0].tid() != 1 {
 		t.Fatalf("after a reader that knows only T1@5: found %v, want T1's way still", got)
 	}
 	later := readerSeg(5, 2, m, map[uint16]uint64{1: 9, 4: 2})
-	r.put(later, []uint64{0x3000})
+	r.put(later, []uint64{0x3000}, false)
 	if got := found(r, writerOf(2), m, 0x1000, 0x1004); len(got) != 1 || !is(got[0], later) {
 		t.Fatalf("after a reader that knows T1@9 and T4: found %v, want only its segment", got)
 	}
@@ -247,7 +247,7 @@ func TestReadLogMovedOnConcurrently(t *testing.T) {
 				if i%3 != 0 && moveOn(r, m, tid, clock) {
 					continue
 				}
-				r.put(readerSeg(tid, clock, m, nil), []uint64{0x10000 * uint64(1+w)})
+				r.put(readerSeg(tid, clock, m, nil), []uint64{0x10000 * uint64(1+w)}, false)
 			}
 			done <- true
 		}()
@@ -255,7 +255,7 @@ func TestReadLogMovedOnConcurrently(t *testing.T) {
 	go func() { // others publishing into the slot: evictions
 		for i := range rounds {
 			m := uint64(0xa000 + 0x40*(i%(2*ReadLogWays)))
-			r.put(readerSeg(uint16(50+i%(2*ReadLogWays)), uint64(1+i), m, nil), []uint64{0x5000})
+			r.put(readerSeg(uint16(50+i%(2*ReadLogWays)), uint64(1+i), m, nil), []uint64{0x5000}, false)
 		}
 		done <- true
 	}()
@@ -267,5 +267,22 @@ func TestReadLogMovedOnConcurrently(t *testing.T) {
 		if len(last) == 1 && last[0].clock() != uint64(2*rounds-1) && last[0].tid() == uint16(1+w) {
 			t.Errorf("worker %d's way holds clock %d, want its last region's %d", w, last[0].clock(), 2*rounds-1)
 		}
+	}
+}
+
+// A region that read more than its record keeps stands for every
+// variable: a writer of an address it did not record finds it.
+func TestReadLogRegionReadMoreThanRecorded(t *testing.T) {
+	r := newReadLog(0, nil)
+	const m = 0x7000
+	seg := readerSeg(1, 5, m, nil)
+	r.put(seg, []uint64{0x1000, 0x1008}, true)
+	if got := found(r, writerOf(2), m, 0x9000, 0x9008); len(got) != 1 || !is(got[0], seg) {
+		t.Fatalf("a write of an address the region read past its record found %v, want its segment", got)
+	}
+	exact := newReadLog(0, nil)
+	exact.put(seg, []uint64{0x1000, 0x1008}, false)
+	if got := found(exact, writerOf(2), m, 0x9000, 0x9008); len(got) != 0 {
+		t.Fatalf("a region that recorded all its reads stood for %v at an address it never read", got)
 	}
 }
