@@ -62,6 +62,7 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 		// 51 -> 43.5 MB) for no time that shows.
 		debug.SetGCPercent(50)
 	}
+	startProfiles()
 	return 0
 }
 
@@ -184,7 +185,7 @@ func hgGoFinish() C.int {
 	if det == nil {
 		return 0
 	}
-	writeHeapProfile()
+	writeProfiles()
 	return C.int(det.Finish())
 }
 
