@@ -126,42 +126,23 @@ func TestReadLogEvictsIntoOverflow(t *testing.T) {
 func TestReadLogConcurrent(t *testing.T) {
 	r := newReadLog(0, nil)
 	const workers, rounds = 12, 1000 // more mutexes than ways: evictions too
-	done := make(chan bool)
-	for w := range workers {
-		go func() {
-			m := uint64(0x9000 + 0x40*w) // one mutex per worker, all in the one slot
-			for i := range rounds {
-				seg := readerSeg(uint16(1+w), uint64(1+i), m, nil)
-				r.put(seg, []uint64{0x10000 * uint64(1+w)}, false)
-			}
-			done <- true
-		}()
-	}
-	stop := make(chan bool)
-	go func() {
-		reader := writerOf(99)
-		for {
-			select {
-			case <-stop:
-				done <- true
-				return
-			default:
-			}
-			for w := range workers {
-				m := uint64(0x9000 + 0x40*w)
-				for _, s := range found(r, reader, m, 0, 1<<40) {
-					if s.mutex != m || s.tid() != uint16(1+w) {
-						t.Errorf("a look-up under %#x found a segment of T%d under %#x", m, s.tid(), s.mutex)
-					}
+	reader := writerOf(99)
+	concurrently(workers, func(w int) {
+		m := uint64(0x9000 + 0x40*w) // one mutex per worker, all in the one slot
+		for i := range rounds {
+			seg := readerSeg(uint16(1+w), uint64(1+i), m, nil)
+			r.put(seg, []uint64{0x10000 * uint64(1+w)}, false)
+		}
+	}, func() {
+		for w := range workers {
+			m := uint64(0x9000 + 0x40*w)
+			for _, s := range found(r, reader, m, 0, 1<<40) {
+				if s.mutex != m || s.tid() != uint16(1+w) {
+					t.Errorf("a look-up under %#x found a segment of T%d under %#x", m, s.tid(), s.mutex)
 				}
 			}
 		}
-	}()
-	for range workers {
-		<-done
-	}
-	close(stop)
-	<-done
+	})
 	for w := range workers {
 		workerKept(t, r, w)
 	}

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"sync"
 	"testing"
 
 	"hgrewrite/shadow"
@@ -70,45 +71,54 @@ func TestSegTableKeepsMutexes(t *testing.T) {
 func TestSegTableConcurrentPuts(t *testing.T) {
 	st := newSegTable(0, nil)
 	const writers, rounds = 4, 3000
-	done := make(chan bool)
-	for w := range writers {
-		go func() {
-			for i := range rounds {
-				tid, clock := uint16(1+w), uint64(1+i)
-				seg := segAt(tid, clock, 0x100*uint64(1+w))
-				if i%5 == 0 {
-					seg.addMutex(0x7000)
-				}
-				st.put(8*uint64(1+i%3), seg, false)
+	reader := shadow.NewVC(0)
+	concurrently(writers, func(w int) {
+		for i := range rounds {
+			tid, clock := uint16(1+w), uint64(1+i)
+			seg := segAt(tid, clock, 0x100*uint64(1+w))
+			if i%5 == 0 {
+				seg.addMutex(0x7000)
 			}
-			done <- true
+			st.put(8*uint64(1+i%3), seg, false)
+		}
+	}, func() {
+		for k := uint64(8); k <= 24; k += 8 {
+			seg, found, _ := st.news(k, 0, reader)
+			if !found {
+				continue
+			}
+			if seg.vc.Get(seg.tid()) != seg.clock() || seg.mutex != 0x100*uint64(seg.tid()) ||
+				(seg.more != nil) != (seg.clock()%5 == 1) {
+				t.Errorf("key %d: a segment mixed from two puts: %+v", k, seg)
+			}
+		}
+	})
+}
+
+// concurrently runs write(w) on writers goroutines, and read over and over
+// on another until they are all done.
+func concurrently(writers int, write func(w int), read func()) {
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			write(w)
 		}()
 	}
-	stop := make(chan bool)
+	stop, readerDone := make(chan bool), make(chan bool)
 	go func() {
-		reader := shadow.NewVC(0)
+		defer close(readerDone)
 		for {
 			select {
 			case <-stop:
-				done <- true
 				return
 			default:
-			}
-			for k := uint64(8); k <= 24; k += 8 {
-				seg, found, _ := st.news(k, 0, reader)
-				if !found {
-					continue
-				}
-				if seg.vc.Get(seg.tid()) != seg.clock() || seg.mutex != 0x100*uint64(seg.tid()) ||
-					(seg.more != nil) != (seg.clock()%5 == 1) {
-					t.Errorf("key %d: a segment mixed from two puts: %+v", k, seg)
-				}
+				read()
 			}
 		}
 	}()
-	for range writers {
-		<-done
-	}
+	wg.Wait()
 	close(stop)
-	<-done
+	<-readerDone
 }
