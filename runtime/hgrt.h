@@ -131,6 +131,13 @@ enum {
  * per thread. */
 struct hg_thread {
 	uint64_t accesses; /* single accesses */
+	/* The cell the fast path is moving to the thread's new segment, 0
+	 * when none (fastpath.c, hg_move_begin): named before the
+	 * compare-and-swap of word 0, cleared after the store of the access
+	 * into the history. A Go-side step of another thread that finds the
+	 * cell's history older than its state waits while this names the
+	 * cell (Host.OwnerMoving). */
+	uint64_t moving;
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */
 	uint64_t deferred[HG_DEFER_KINDS]; /* stats=1: accesses handed to the Go side, by why (fastpath.c) */
@@ -406,6 +413,8 @@ void hg_retire(struct hg_thread *t); /* the thread has finished: no more events,
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_sig_access(struct hg_thread *t, uint64_t addr,
 											uint64_t info, uint64_t len);
 void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
+void hg_own_tid(struct hg_thread *t); /* t took its thread id: hg_records_by_tid */
+extern struct hg_thread *hg_records_by_tid[HG_MAX_THREADS]; /* threads.c, read by the Go side */
 #define HG_STACK_FRAMES 32 /* frames of a captured call stack (reports, thread creation) */
 int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */

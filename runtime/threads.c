@@ -213,6 +213,17 @@ void hg_retire(struct hg_thread *t)
 	munmap(m, hg_buffer_bytes());
 }
 
+/* Each thread id's record, for the Go side's steps that wait for an owner's
+ * move of a cell (hgrt.h moving; Host.OwnerMoving): set when a thread
+ * takes its id, read with the record's tid checked (records are reused). */
+struct hg_thread *hg_records_by_tid[HG_MAX_THREADS];
+
+void hg_own_tid(struct hg_thread *t)
+{
+	if (t->tid >= 0 && t->tid < HG_MAX_THREADS)
+		__atomic_store_n(&hg_records_by_tid[t->tid], t, __ATOMIC_RELEASE);
+}
+
 /* hg_forked_record: a forked child's thread becomes thread tid of the
  * child's own detector (start.c). What the record holds of the parent's
  * detector goes: buffered events, the region recording, signal marks, and
@@ -221,6 +232,7 @@ void hg_retire(struct hg_thread *t)
 void hg_forked_record(struct hg_thread *t, int32_t tid)
 {
 	t->tid = tid;
+	hg_own_tid(t);
 	hg_trace_own(tid);
 	t->n = 0;
 	t->go_pending = t->c_ticked = 0;

@@ -147,6 +147,7 @@ static void *hg_thread_start(void *p)
 	hg_thread_born();
 	struct hg_thread *t = hg_current();
 	t->tid = s.tid;
+	hg_own_tid(t);
 	hg_trace_own(s.tid);
 	hg_record_recyclable(t);
 	void *ret = s.fn(s.arg);

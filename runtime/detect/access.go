@@ -220,7 +220,7 @@ func (t *thread) accessOf(write bool) msm.Access {
 func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a msm.Access, mask, prevWord uint64) stepResult {
 	d.mem.Lock(g)
 	defer d.mem.Unlock(g)
-	if !shadow.IsSplit(c) {
+	for waited := false; !shadow.IsSplit(c); {
 		touched := uint64(shadow.Touched(c[0]))
 		whole := touched&mask != 0 || !d.splits(t, c, touched)
 		if whole && touched&^mask != 0 && d.racesOn(t, c, a) {
@@ -229,9 +229,14 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 			// its neighbour written by the same thread.
 			whole = false
 		}
+		if !whole && !waited && d.ownerMoves(c) {
+			waited = true
+			continue // its side cells would copy a history that lagged its state
+		}
 		if whole || d.mem.Split(c) == nil {
 			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
 		}
+		break
 	}
 	var r stepResult
 	side := d.mem.Side(c)
@@ -396,7 +401,7 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 			d.rep.wouldPrint(accessPC(prevWord), accessPC(partner)) {
 			*wait = false
 			d.historyWaited.Add(1)
-			if historyLags(c, w0) {
+			if d.ownerLags(epochTID(cur.TS), c, w0, partner) {
 				return stepResult{}, false // the owner's fast path was between its two stores: step again
 			}
 		}
@@ -470,6 +475,48 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 	}
 	return atomic.LoadUint64(&c[2]) != latest
 }
+
+// ownerLags reports whether cell c's history lagged its state w0 when the
+// step read them (latest: its word 2 then), so that the step must be made
+// again. The owner's fast path names the cell in its record while it moves
+// it to the owner's new segment, between the two stores (Host.OwnerMoving,
+// runtime/fastpath.c hg_move_begin): if it does, the step waits for the
+// owner's progress, not for a time (ownerMoves); then the history is what
+// the owner left. A host that cannot tell (a forked child's detector)
+// leaves the step to historyLags' bounded wait, which an owner kept off
+// the processor longer outlasts.
+func (d *Detector) ownerLags(owner uint16, c *[shadow.CellWords]uint64, w0, latest uint64) bool {
+	if _, ok := d.host.OwnerMoving(int32(owner)); !ok {
+		return historyLags(c, w0)
+	}
+	d.ownerMoves(c)
+	return atomic.LoadUint64(&c[2]) != latest || atomic.LoadUint64(&c[0]) != w0
+}
+
+// ownerMoves waits while the exclusive owner of cell c (locked) moves it
+// to a new segment (Host.OwnerMoving), up to ownerWaitMax, against an
+// owner stopped for good, and reports whether it waited. Before a split
+// too: the side cells would keep a history that lagged the state.
+func (d *Detector) ownerMoves(c *[shadow.CellWords]uint64) bool {
+	cur := loadCell(c)
+	if !exclusive(cur.State) {
+		return false
+	}
+	owner, cell := int32(epochTID(cur.TS)), uintptr(unsafe.Pointer(c))
+	moving, ok := d.host.OwnerMoving(owner)
+	if !ok || moving != cell {
+		return false
+	}
+	for slept := time.Duration(0); moving == cell && slept < ownerWaitMax; slept += historyWait {
+		nap(historyWait)
+		moving, _ = d.host.OwnerMoving(owner)
+	}
+	return true
+}
+
+// ownerWaitMax bounds ownerMoves' wait: a move is a few instructions, but
+// its thread may be stopped (SIGSTOP, a debugger).
+const ownerWaitMax = time.Second
 
 // historyWaits and historyWait bound historyLags, which a step makes
 // once: a sleep gives the processor to a preempted owner thread, whose

@@ -20,8 +20,9 @@ type fakeHost struct {
 	out     strings.Builder
 	halted  bool
 	haltErr int
-	forgets int                // ForgetLockPairs calls
-	traces  map[int32][]uint64 // CallTrace's answers
+	forgets int                     // ForgetLockPairs calls
+	traces  map[int32][]uint64      // CallTrace's answers
+	moving  func(tid int32) uintptr // OwnerMoving's answers (nil: cannot tell)
 }
 
 func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
@@ -41,6 +42,16 @@ func (h *fakeHost) ForgetLockPairs() {
 }
 
 func (h *fakeHost) ClockRow(tid int32) []uint64 { return nil }
+
+// OwnerMoving answers as moving says, if set; else the host cannot tell.
+func (h *fakeHost) OwnerMoving(tid int32) (uintptr, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.moving == nil {
+		return 0, false
+	}
+	return h.moving(tid), true
+}
 
 func (h *fakeHost) CallTrace(tid int32) []uint64 {
 	h.mu.Lock()

@@ -34,6 +34,11 @@ type Host interface {
 	// thread owns to the Go side. Called when the thread is created; the
 	// row is tid's, also for a later thread under the same id.
 	ClockRow(tid int32) []uint64
+	// OwnerMoving is the address of the cell thread tid's fast path is
+	// moving to the thread's new segment now (0: none), between its
+	// change of the state and its store of the history; ok is false when
+	// the host cannot tell (a step then waits a bounded time: ownerLags).
+	OwnerMoving(tid int32) (cell uintptr, ok bool)
 	// PublishHandoffTable tells the C fast path where a hand-off table's
 	// keys are (segtable.go, handoffMemory: 64 bytes whose first 8 hold the
 	// overflow segment's id, then 1<<bits slots of segWays ways, each a
