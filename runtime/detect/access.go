@@ -451,7 +451,8 @@ func accessPC(w uint64) uint32 {
 }
 
 // historyLags reports whether cell c's latest access (word 2) changes
-// while word 0 still holds w0, within a bounded wait. The C fast path
+// while word 0 still holds w0, within a bounded wait: ownerLags' way for a
+// host that cannot say whether the owner is moving the cell. The C fast path
 // moves a thread's own cell to its new segment with a compare-and-swap of
 // word 0 and then writes the access into word 2 (fastpath.c,
 // hg_granule, hg_own_move): a step that reads the two in between pairs the new
@@ -519,11 +520,12 @@ func (d *Detector) ownerMoves(c *[shadow.CellWords]uint64) bool {
 const ownerWaitMax = time.Second
 
 // historyWaits and historyWait bound historyLags, which a step makes
-// once: a sleep gives the processor to a preempted owner thread, whose
-// two stores are a few instructions apart. The sleeps double, 6.35 ms in
-// all: on a loaded processor the owner may wait behind other programs
-// (pinned to one CPU with three other programs, 1.55 ms let 1 false
-// report through in 4,800 runs of cv_nested_wait_loops; 6.35 ms, none).
+// once (historyWait is ownerMoves' nap too): a sleep gives the processor
+// to a preempted owner thread, whose two stores are a few instructions
+// apart. The sleeps double, 6.35 ms in all: on a loaded processor the
+// owner may wait behind other programs (pinned to one CPU with three
+// other programs, 1.55 ms let 1 false report through in 4,800 runs of
+// cv_nested_wait_loops; 6.35 ms, none; a clean-clone make test, once).
 const (
 	historyWaits = 7
 	historyWait  = 50 * time.Microsecond
