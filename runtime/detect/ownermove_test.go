@@ -19,7 +19,7 @@ import (
 // A, made before T1 created T2; the move is for T1's write of B. T2's read
 // of A races with nothing. With a wait bounded by time (historyLags, 6.35
 // ms), an owner kept off the processor longer let the false report
-// through: cv_nested_wait_loops, about once in a few hundred runs.
+// through: cv_nested_wait_loops, now and then in a clean-clone make test.
 func TestStepWaitsForOwnersMove(t *testing.T) {
 	b := newBench(t, "")
 	t1 := b.create(0, 0x500)
