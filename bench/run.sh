@@ -28,8 +28,9 @@ median() { # numbers... -> their median (the lower middle of an even count)
 	printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-printf '| program | native | hgrewrite | ThreadSanitizer | Helgrind | DRD |\n|---|---|---|---|---|---|\n'
+printf '| program | native | hgrewrite | ThreadSanitizer | Helgrind | DRD | hgrewrite / ThreadSanitizer |\n|---|---|---|---|---|---|---|\n'
 declare -A ratios
+against=() # hgrewrite's time over ThreadSanitizer's, per program (issue 12's measure)
 for p in $progs; do
 	gcc -O2 -pthread -o "$out/$p" "bench/$p.c"
 	bin/hgrewrite "$out/$p" -o "$out/$p.hg"
@@ -57,9 +58,14 @@ for p in $progs; do
 			tts+=("$t") tms+=("$m")
 		fi
 	done
-	cell hgrewrite "$(median "${hts[@]}")" "$(median "${hms[@]}")"
+	ht=$(median "${hts[@]}")
+	cell hgrewrite "$ht" "$(median "${hms[@]}")"
+	vs="n/a"
 	if [ $have_tsan = 1 ]; then
-		cell tsan "$(median "${tts[@]}")" "$(median "${tms[@]}")"
+		tt=$(median "${tts[@]}")
+		cell tsan "$tt" "$(median "${tms[@]}")"
+		vs=$(awk -v a="$ht" -v b="$tt" 'BEGIN { if (b <= 0) b = 0.01; printf "%.2f", a / b }')
+		against+=("$vs")
 	else
 		row="$row n/a |"
 	fi
@@ -71,13 +77,17 @@ for p in $progs; do
 	else
 		row="$row n/a | n/a |"
 	fi
-	echo "$row"
+	echo "$row $vs |"
 done
 echo
 for tool in hgrewrite tsan helgrind drd; do
 	[ -n "${ratios[$tool]:-}" ] || continue
 	echo "${ratios[$tool]}" | awk -v t=$tool '{ s = 0; for (i = 1; i <= NF; i++) s += log($i); printf "geometric-mean slowdown %s: %.1fx\n", t, exp(s / NF) }'
 done
+if [ ${#against[@]} -gt 0 ]; then
+	echo "${against[*]}" | awk '{ s = 0; m = 0; for (i = 1; i <= NF; i++) { s += log($i); if ($i > m) m = $i }
+		printf "hgrewrite / ThreadSanitizer: geometric mean %.2f, largest %.2f\n", exp(s / NF), m }'
+fi
 
 # Installed Debian programs (no source, so no ThreadSanitizer build):
 # hgrewrite's cost against the native program on the same input.
