@@ -193,7 +193,7 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
  * to its new segment: word 0 by compare-and-swap, then the history
  * (hg_history). A Go-side step of another thread that reads the cell in
  * between sees the new state with the old history; it finds the cell in
- * t's moving and waits until it is not (runtime/detect, ownerLags).
+ * t's moving and waits until it is not (runtime/detect, ownerMoves).
  * Plain stores to t's own record: the compare-and-swap makes the first
  * visible before word 0 changes, and x86 keeps the history's stores
  * before the second. hg_move_end gives back what hg_move_begin found
