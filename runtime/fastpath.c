@@ -214,6 +214,19 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
 	__atomic_store_n(&t->moving, outer, __ATOMIC_RELEASE);
 }
 
+/* hg_own_next is word 0 of a cell of the thread's (word 0 v) after an
+ * access of the bytes m that moves it to the thread's segment epoch
+ * (hg_granule, hg_own_move): Exclusive-Write for a write or a cell that
+ * is written in this segment already, else Exclusive-Read; the bytes join
+ * the touched mask (shadow/split.go). */
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t hg_own_next(uint64_t v, uint64_t epoch,
+											       uint64_t m, uint32_t write)
+{
+	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch;
+	return (write || (v & ~SH_TOUCHED_MASK) == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) |
+	       (v & SH_TOUCHED_MASK) | m;
+}
+
 /* hg_member: the threadset id s is known to hold t (hgrt.h, tsets). */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_member(struct hg_thread *t, uint32_t s)
 {
@@ -537,9 +550,8 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 			return 0; /* an intersection: the Go side */
 		e = locks;
 	}
-	/* Exclusive to this thread: move to this segment. The bytes this
-	 * access covers join the touched mask (shadow/split.go). */
-	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
+	/* Exclusive to this thread: move to this segment. */
+	uint64_t next = hg_own_next(v, epoch, m, write);
 	if (next == v && e == owner)
 		return 1;
 	uint64_t outer = hg_move_begin(t, cell);
@@ -906,9 +918,8 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 static __attribute__((target("general-regs-only"), noinline)) int hg_own_move(uint64_t *c, uint64_t v, uint64_t epoch,
 									       uint64_t m, uint32_t write, uint64_t info)
 {
-	uint64_t w = (uint64_t)SH_EXCL_WRITE << SH_STATE_SHIFT | epoch, vt = v & ~SH_TOUCHED_MASK;
+	uint64_t vt = v & ~SH_TOUCHED_MASK, next = hg_own_next(v, epoch, m, write);
 	int same = (vt & ((1ull << SH_STATE_SHIFT) - 1)) == epoch;
-	uint64_t next = (write || vt == w ? w : (uint64_t)SH_EXCL_READ << SH_STATE_SHIFT | epoch) | (v & SH_TOUCHED_MASK) | m;
 	if (next != v && !__atomic_compare_exchange_n(c, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
 	hg_history(c, info, epoch >> SH_TID_SHIFT, m, 0, vt, same);
