@@ -189,11 +189,12 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 	cell[2] = acc;
 }
 
-/* hg_move_begin and hg_move_end bracket a move of one of t's own cells
- * to its new segment: word 0 by compare-and-swap, then the history
- * (hg_history). A Go-side step of another thread that reads the cell in
- * between sees the new state with the old history; it finds the cell in
- * t's moving and waits until it is not (runtime/detect, ownerMoves).
+/* hg_move_begin and hg_move_end bracket a move of a cell to t's segment
+ * (its own cell's, hg_history; another thread's it takes over,
+ * hg_take_over): word 0 by compare-and-swap, then words 1 to 3. A Go-side
+ * step of another thread that reads the cell in between sees the new
+ * state with the old lockset and history; it finds the cell in t's
+ * moving and waits until it is not (runtime/detect, ownerMoves).
  * Plain stores to t's own record: the compare-and-swap makes the first
  * visible before word 0 changes, and x86 keeps the history's stores
  * before the second. hg_move_end gives back what hg_move_begin found
@@ -517,7 +518,12 @@ HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v
 	}
 	/* another thread's: a race, a shared location, or this thread's now
 	 * if the owner's access happens before */
-	return locks != HG_LOCKS_UNKNOWN && hg_take_over(cell, v, w1, epoch, m, write, info, locks);
+	if (locks == HG_LOCKS_UNKNOWN)
+		return 0;
+	uint64_t outer = hg_move_begin(t, cell); /* word 0 names t before words 1 to 3 follow */
+	int taken = hg_take_over(cell, v, w1, epoch, m, write, info, locks);
+	hg_move_end(t, outer);
+	return taken;
 }
 
 /* hg_granule settles one granule's cell (hg_handled), or a side cell of

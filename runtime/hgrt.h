@@ -131,12 +131,11 @@ enum {
  * per thread. */
 struct hg_thread {
 	uint64_t accesses; /* single accesses */
-	/* The cell the fast path is moving to the thread's new segment, 0
-	 * when none (fastpath.c, hg_move_begin): named before the
-	 * compare-and-swap of word 0, cleared after the store of the access
-	 * into the history. A Go-side step of another thread that finds the
-	 * cell's history older than its state waits while this names the
-	 * cell (Host.OwnerMoving). */
+	/* The cell the fast path is moving to the thread's segment, 0 when
+	 * none (fastpath.c, hg_move_begin): named before the compare-and-swap
+	 * of word 0, cleared after the stores of words 1 to 3. A Go-side step
+	 * of another thread on the cell waits while this names it
+	 * (Host.OwnerMoving). */
 	uint64_t moving;
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */

@@ -229,7 +229,7 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 			// its neighbour written by the same thread.
 			whole = false
 		}
-		if !whole && !waited && d.ownerMoves(c) {
+		if cur := loadCell(c); !whole && !waited && exclusive(cur.State) && d.ownerMoves(epochTID(cur.TS), c) {
 			waited = true
 			continue // its side cells would copy a history that lagged its state
 		}
@@ -357,6 +357,10 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 // when word 0 no longer holds w0, or when the owner's history caught up
 // with it (historyLags, while *wait: once per step).
 func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64, side bool, wait *bool) (stepResult, bool) {
+	if owner := shadow.CellEpochTID(w0); exclusive(msm.State(shadow.Word0State(w0))) && int32(owner) != t.tid &&
+		d.ownerMoves(owner, c) {
+		return stepResult{}, false // the owner's move was under way: words 1 to 3 lagged word 0
+	}
 	cur := cellOf(w0, c[1])
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
 		// A read after a write in the same segment: the write still
@@ -401,7 +405,7 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 			d.rep.wouldPrint(accessPC(prevWord), accessPC(partner)) {
 			*wait = false
 			d.historyWaited.Add(1)
-			if d.ownerLags(epochTID(cur.TS), c, w0, partner) {
+			if d.ownerLags(epochTID(cur.TS), c, w0) {
 				return stepResult{}, false // the owner's fast path was between its two stores: step again
 			}
 		}
@@ -478,39 +482,35 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 }
 
 // ownerLags reports whether cell c's history lagged its state w0 when the
-// step read them (latest: its word 2 then), so that the step must be made
-// again. The owner's fast path names the cell in its record while it moves
-// it to the owner's new segment, between the two stores (Host.OwnerMoving,
-// runtime/fastpath.c hg_move_begin): if it does, the step waits for the
-// owner's progress, not for a time (ownerMoves); then the history is what
-// the owner left. A host that cannot tell (a forked child's detector)
-// leaves the step to historyLags' bounded wait, which an owner kept off
-// the processor longer outlasts.
-func (d *Detector) ownerLags(owner uint16, c *[shadow.CellWords]uint64, w0, latest uint64) bool {
-	if _, ok := d.host.OwnerMoving(int32(owner)); !ok {
-		return historyLags(c, w0)
-	}
-	d.ownerMoves(c)
-	return atomic.LoadUint64(&c[2]) != latest || atomic.LoadUint64(&c[0]) != w0
-}
-
-// ownerMoves waits while the exclusive owner of cell c (locked) moves it
-// to a new segment (Host.OwnerMoving), up to ownerWaitMax, against an
-// owner stopped for good, and reports whether it waited. Before a split
-// too: the side cells would keep a history that lagged the state.
-func (d *Detector) ownerMoves(c *[shadow.CellWords]uint64) bool {
-	cur := loadCell(c)
-	if !exclusive(cur.State) {
+// step read them, so that the step must be made again. A host that says
+// whether the owner is moving the cell (Host.OwnerMoving) has made the
+// step wait at its start (ownerMoves): words 1 to 3, read after, change
+// only after word 0 does, which the step's compare-and-swap sees. A host
+// that cannot tell (a forked child's detector) leaves the step to
+// historyLags' bounded wait, which an owner kept off the processor longer
+// outlasts.
+func (d *Detector) ownerLags(owner uint16, c *[shadow.CellWords]uint64, w0 uint64) bool {
+	if _, ok := d.host.OwnerMoving(int32(owner)); ok {
 		return false
 	}
-	owner, cell := int32(epochTID(cur.TS)), uintptr(unsafe.Pointer(c))
-	moving, ok := d.host.OwnerMoving(owner)
+	return historyLags(c, w0)
+}
+
+// ownerMoves waits while owner, the exclusive owner of cell c (locked),
+// moves it to a new segment (Host.OwnerMoving): between its
+// compare-and-swap of word 0 and its stores of words 1 to 3, which a step
+// or a split must not read. It waits for the owner's progress, not for a
+// time (up to ownerWaitMax, against an owner stopped for good), and
+// reports whether it waited.
+func (d *Detector) ownerMoves(owner uint16, c *[shadow.CellWords]uint64) bool {
+	cell := uintptr(unsafe.Pointer(c))
+	moving, ok := d.host.OwnerMoving(int32(owner))
 	if !ok || moving != cell {
 		return false
 	}
 	for slept := time.Duration(0); moving == cell && slept < ownerWaitMax; slept += historyWait {
 		nap(historyWait)
-		moving, _ = d.host.OwnerMoving(owner)
+		moving, _ = d.host.OwnerMoving(int32(owner))
 	}
 	return true
 }

@@ -79,3 +79,51 @@ func TestStepReportsWithoutWaitWhenOwnerIdle(t *testing.T) {
 		t.Fatalf("%d reports, want 1", races)
 	}
 }
+
+// A step of another thread during the owner's move must not take the
+// cell's old owner lockset and history with its new state either, or it
+// misses a race: T0 wrote x under mu, then reads it without a lock in a
+// new segment; T1, created before either, reads and writes x under mu.
+// Taken with the lockset {mu} the move has not replaced yet, T1's write
+// finds mu common to both and reports nothing (msm_long_masked_fig5_3
+// once in a clean-clone make test, where T1's increment and T0's read
+// come at the same moment by the program's sleeps).
+func TestStepDuringOwnersMoveFindsRace(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x500)
+	b.flush(0, lock(mu, 0), wr(x, 4, 0x1001), unlock(mu, 0))
+	b.host.mu.Lock()
+	epoch := b.host.epochs[0] // T0's segment after the unlock
+	b.host.mu.Unlock()
+
+	// T0's fast path moves the cell for its read of x without a lock:
+	// word 0 is changed, the owner's lockset and the history are not yet
+	c := b.d.mem.Cell(x)
+	old := atomic.LoadUint64(&c[0])
+	atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.ExclRead), epoch, old&shadow.TouchedMask))
+	var moving atomic.Uintptr
+	moving.Store(uintptr(unsafe.Pointer(c)))
+	b.host.mu.Lock()
+	b.host.moving = func(tid int32) uintptr {
+		if tid == 0 {
+			return moving.Load()
+		}
+		return 0
+	}
+	b.host.mu.Unlock()
+	go func() {
+		time.Sleep(30 * time.Millisecond)
+		// hg_granule: the owner's lockset becomes the read's (none), the
+		// write goes to word 3 with its segment's clock, word 2 takes the
+		// read
+		atomic.StoreUint64(&c[1], (old&shadow.CellClockMask)<<32)
+		atomic.StoreUint64(&c[3], atomic.LoadUint64(&c[2]))
+		atomic.StoreUint64(&c[2], shadow.PackAccess(0x1002, 0, abi.Read, x, 4, 0))
+		moving.Store(0)
+	}()
+	b.flush(t1, lock(mu, 0), rd(x, 4, 0x2001), wr(x, 4, 0x2002), unlock(mu, 0))
+	races, out := b.finish()
+	wantReports(t, races, out, 1,
+		"  Write of size 4 at 0x10000 by thread T1:\n    #0 0x2002 (program+0x2002)\n",
+		"  Previous read of size 4 by thread T0:\n    #0 0x1002 (program+0x1002)\n")
+}
