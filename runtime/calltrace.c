@@ -83,7 +83,7 @@ void hg_trace_own(int32_t tid)
 	if (!tr)
 		return;
 	hg_trace_put(tr, HG_TRACE_MARK_RESET << 32, 0);
-	hg_trace_put(tr, HG_TRACE_MARK_EPOCH << 32, __atomic_load_n(&hg_epochs[tid], __ATOMIC_RELAXED));
+	hg_trace_put(tr, HG_TRACE_MARK_EPOCH << 32, __atomic_load_n(&hg_tstate[tid].epoch, __ATOMIC_RELAXED));
 	hg_trace_cur = tr;
 }
 

@@ -31,8 +31,9 @@
 int hg_detect;
 /* page aligned: a forked child maps memory shared with its detector
  * process over them (remote.c) */
-uint64_t hg_epochs[HG_MAX_THREADS] __attribute__((aligned(4096)));
-uint64_t hg_locks[HG_MAX_THREADS] __attribute__((aligned(4096)));
+struct hg_tstate hg_tstate[HG_MAX_THREADS] __attribute__((aligned(4096)));
+_Static_assert(sizeof(struct hg_tstate) == 64, "a row per cache line");
+_Static_assert(sizeof hg_tstate == HG_PUB_BYTES, "remote.c shares hg_tstate whole");
 uint32_t hg_tset_gen = 1; /* entries of zeroed records (0) are of no generation */
 uint64_t *hg_clocks;
 
@@ -635,7 +636,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 	uint64_t *cell = hg_cell(addr);
 	if (!cell)
 		return 0;
-	uint64_t epoch = hg_epochs[t->tid];
+	uint64_t epoch = hg_tstate[t->tid].epoch;
 	uint32_t write = flags & HG_WRITE;
 	uint32_t locks = hg_thread_locks(t, write);
 	if (off + size <= SH_GRANULE)
@@ -1002,7 +1003,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline int hg
 {
 	if (!hg_plain_thread(t))
 		return 0;
-	return hg_unchanged_at(t, hg_epochs[t->tid], addr, info);
+	return hg_unchanged_at(t, hg_tstate[t->tid].epoch, addr, info);
 }
 
 /* hg_access_changes settles an access that hg_unchanged found would
@@ -1100,7 +1101,7 @@ HG_PLAIN void hg_access_batch_c(const uint64_t *pairs, uint64_t n)
 	if (t != NULL && hg_plain_thread(t)) {
 		/* the thread's state holds for the batch (no synchronisation
 		 * between its accesses) until an access leaves this loop */
-		uint64_t epoch = hg_epochs[t->tid];
+		uint64_t epoch = hg_tstate[t->tid].epoch;
 		for (; i < n && hg_unchanged_at(t, epoch, pairs[2 * i], pairs[2 * i + 1]) == 1; i++)
 			t->accesses++;
 	}
@@ -1165,7 +1166,7 @@ hg_range_walk(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info, i
 	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_depth > 0 || (flags & (HG_ATOMIC | HG_HOOK | HG_SPIN)) ||
 	    (hg_spin_used && write) || addr >= SH_MAX_ADDR || len > SH_MAX_ADDR - addr)
 		return 0;
-	uint64_t epoch = hg_epochs[t->tid], end = addr + len, a = addr;
+	uint64_t epoch = hg_tstate[t->tid].epoch, end = addr + len, a = addr;
 	uint32_t locks = hg_thread_locks(t, write);
 	info = HG_INFO(HG_INFO_PC(info), 1, flags);
 	while (a < end) {

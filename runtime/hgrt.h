@@ -165,7 +165,7 @@ struct hg_thread {
 	/* A buffered event may change the thread's clock on the Go side (a
 	 * join, a tick): anything but a lock or unlock that publishes
 	 * nothing. While it is 0 the Go side's clock is the thread's epoch
-	 * (hg_epochs), and readlog.c may move the thread to its next segment
+	 * (hg_tstate), and readlog.c may move the thread to its next segment
 	 * itself. */
 	uint8_t go_pending;
 	uint8_t c_ticked; /* ... and the buffer holds a segment the C side began (HG_LOCK_TICKED) */
@@ -177,8 +177,8 @@ struct hg_thread {
 	uint64_t joined_at;
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
-	 * lockset ids as hg_locks holds them (lk, valid while locks_known:
-	 * taken from hg_locks at every flush, then carried across lock and
+	 * lockset ids as hg_tstate holds them (lk, valid while locks_known:
+	 * taken from hg_tstate at every flush, then carried across lock and
 	 * unlock events through the transitions the Go side made before), and
 	 * the mutexes held with their hold counts (a release that leaves a
 	 * count changes no lockset). held_over: more were held than the table
@@ -262,17 +262,28 @@ struct hg_options {
 extern struct hg_options hg_opts; /* start.c */
 
 /* The fast path's view of the detector, filled by the Go side: each
- * thread's current epoch (tid << SH_TID_SHIFT | clock; fastpath.c,
- * epochs.go) and the shadow memory's directory (shadow.c; package shadow:
- * 8-byte granules, 32-byte cells, 4 MiB chunks). */
-extern uint64_t hg_epochs[HG_MAX_THREADS]; /* fastpath.c */
+ * thread's row (hg_tstate: its current epoch and its locksets) and the shadow
+ * memory's directory (shadow.c; package shadow: 8-byte granules, 32-byte
+ * cells, 4 MiB chunks).
+ *
+ * A row is written by its own thread (its callbacks into Go, readlog.c;
+ * its creator before it runs) and read by it at every access, so each has
+ * a cache line of its own: packed, eight threads' epochs shared a line,
+ * and every tick of one of them (a read-locked region ends with one)
+ * took the line from the others' caches (bench/readmostly.c, five
+ * threads: 15% of the fast path's samples on the load of the epoch). */
+struct hg_tstate {
+	uint64_t epoch; /* tid << SH_TID_SHIFT | clock (epochs.go) */
+	/* lockset ids (runtime/detect, Host.PublishLocks): all locks held in
+	 * the low half, those held in write mode in the high half */
+	uint64_t locks;
+	uint64_t pad[6];
+};
+extern struct hg_tstate hg_tstate[HG_MAX_THREADS]; /* fastpath.c */
 /* Addresses below Linux's default vm.mmap_min_addr are never mapped: an
  * access there faults (a null-pointer dereference, perhaps recovered
  * from by a SIGSEGV handler) and touches no memory. */
 #define HG_UNMAPPABLE 0x10000u
-/* Each thread's lockset ids (runtime/detect, Host.PublishLocks): all locks
- * held in the low half, those held in write mode in the high half. */
-extern uint64_t hg_locks[HG_MAX_THREADS]; /* fastpath.c */
 /* The generation of threadsets (fastpath.c): the Go side counts it up
  * whenever threadsets are retired (a thread ended; its threadsets forward
  * to smaller ones), which makes every record's tsets entry stale. */
@@ -339,7 +350,7 @@ struct hg_rec_msg {
 
 /* What the detector process needs of the child: who it is, where its code
  * is (reports' frames; calls from the runtime), and the shared memory: the
- * memfd holds hg_epochs, then hg_locks, then the arena (the shadow
+ * memfd holds hg_tstate, then the arena (the shadow
  * directory and chunks), which both map at the same address. */
 struct hg_hello {
 	int64_t pid;
@@ -349,7 +360,7 @@ struct hg_hello {
 	uint64_t arena, arena_size; /* at offset HG_PUB_BYTES of the memfd */
 };
 
-#define HG_PUB_BYTES ((uint64_t)HG_MAX_THREADS * 8 * 2) /* hg_epochs and hg_locks, shared */
+#define HG_PUB_BYTES ((uint64_t)HG_MAX_THREADS * 64) /* hg_tstate, shared */
 
 /* The C functions the Go side calls. */
 uint64_t hg_link_pc_addr(uint64_t ra); /* ranges.c: hg_link_pc for an address held as an integer */
@@ -394,7 +405,7 @@ __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_
 /* lockview.c */
 void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* a lock event was buffered */
 void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* an unlock event was buffered */
-void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_locks is current */
+void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_tstate.locks is current */
 
 /* lockorder.c */
 int hg_lockorder_new(struct hg_thread *t, uint64_t m); /* t's lock of m makes a pair with a held mutex not seen before */

@@ -12,7 +12,7 @@
  * Region.NoteLockStep): a first acquisition of a mutex, or the last release
  * of one (the thread's hold counts tell a recursive hold apart, which
  * changes nothing). A transition not in the cache leaves the view
- * unknown until the next flush, which takes hg_locks again.
+ * unknown until the next flush, which takes hg_tstate's locks again.
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
@@ -146,7 +146,7 @@ void hg_lockview_unlock(struct hg_thread *t, uint64_t m)
 	}
 }
 
-/* hg_lockview_sync: the thread's lock events are processed, hg_locks
+/* hg_lockview_sync: the thread's lock events are processed, hg_tstate's locks
  * holds its locksets. A view carried across them must agree (counted,
  * and printed at exit as an internal error: a disagreement is a bug of
  * this file). */
@@ -154,7 +154,7 @@ void hg_lockview_sync(struct hg_thread *t)
 {
 	if (t->tid < 0 || t->tid >= HG_MAX_THREADS)
 		return;
-	uint64_t held = __atomic_load_n(&hg_locks[t->tid], __ATOMIC_RELAXED);
+	uint64_t held = __atomic_load_n(&hg_tstate[t->tid].locks, __ATOMIC_RELAXED);
 	if (t->locks_known && t->lk != held)
 		t->lk_mismatch++;
 	t->lk = held;

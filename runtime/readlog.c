@@ -13,7 +13,7 @@
  * way's segment was the thread's clock as it still was but for the
  * thread's own component, which the way's epoch gives. Then the C side
  * writes the epoch itself and moves the thread to its next segment, as
- * the Go side's tick would (hg_epochs and the call trace's mark). The
+ * the Go side's tick would (hg_tstate and the call trace's mark). The
  * unlock event says so (HG_LOCK_TICKED), and the Go side ticks its copy
  * of the clock when it processes the event.
  *
@@ -28,7 +28,7 @@
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
-/* the clock bits of a cell epoch (hg_epochs), and of a table epoch */
+/* the clock bits of a cell epoch (hg_tstate), and of a table epoch */
 #define HG_CELL_CLOCK ((1ull << SH_TOUCHED_SHIFT) - 1)
 #define HG_WAY_CLOCK ((1ull << 48) - 1)
 
@@ -90,7 +90,7 @@ int hg_readlog_refresh(struct hg_thread *t, uint64_t m)
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
 	if (!base || base == HG_HANDOFF_IN_HEAP)
 		return 0;
-	uint64_t self = (uint64_t)t->tid, now = __atomic_load_n(&hg_epochs[self], __ATOMIC_RELAXED);
+	uint64_t self = (uint64_t)t->tid, now = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED);
 	uint64_t clock = now & HG_CELL_CLOCK;
 	if (clock >= HG_CELL_CLOCK / 2)
 		return 0; /* the cell epoch may have dropped clock bits: the Go side */
@@ -102,7 +102,7 @@ int hg_readlog_refresh(struct hg_thread *t, uint64_t m)
 		__atomic_store_n(&w[j].epoch, self << 48 | clock, __ATOMIC_RELAXED);
 		__atomic_store_n(&w[j].seq, s + 2, __ATOMIC_RELEASE);
 		/* the next segment, as the Go side's tick (detector.go) */
-		__atomic_store_n(&hg_epochs[self], now + 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&hg_tstate[self].epoch, now + 1, __ATOMIC_RELAXED);
 		hg_trace_mark_epoch(now + 1);
 		t->c_ticked = 1;
 		return 1;

@@ -10,7 +10,7 @@
  * serves instead of running the program (hg_serve, runtime/serve.go).
  *
  * What the two processes share: a memfd with the threads' published epochs
- * and locksets (hg_epochs and hg_locks, mapped over the child's own arrays
+ * and locksets (hg_tstate, mapped over the child's own array
  * and the detector's) and the shadow arena (directory and chunks), mapped
  * at the same address in both, so that the directory's chunk pointers mean
  * the same in each. The child's fast path works on the cells directly, as
@@ -321,13 +321,11 @@ __attribute__((constructor(101))) static void hg_serve_reserve(void)
 	}
 }
 
-/* hg_map_published maps the memfd's first HG_PUB_BYTES over hg_epochs and
- * hg_locks (both page aligned, HG_PUB_BYTES/2 each). */
+/* hg_map_published maps the memfd's first HG_PUB_BYTES over hg_tstate (page
+ * aligned). */
 static int hg_map_published(int memfd)
 {
-	size_t half = HG_PUB_BYTES / 2;
-	return mmap(hg_epochs, half, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, 0) == hg_epochs &&
-	       mmap(hg_locks, half, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, (off_t)half) == hg_locks;
+	return mmap(hg_tstate, HG_PUB_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, memfd, 0) == (void *)hg_tstate;
 }
 
 /* hg_child_fds runs in the detector process before exec, with raw system

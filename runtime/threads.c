@@ -227,7 +227,7 @@ void hg_own_tid(struct hg_thread *t)
 /* hg_forked_record: a forked child's thread becomes thread tid of the
  * child's own detector (start.c). What the record holds of the parent's
  * detector goes: buffered events, the region recording, signal marks, and
- * whether hg_locks is current. The count of locks held stays: the thread
+ * whether hg_tstate's locks are current. The count of locks held stays: the thread
  * holds them still. */
 void hg_forked_record(struct hg_thread *t, int32_t tid)
 {
@@ -419,7 +419,7 @@ static void hg_flush_guarded(struct hg_thread *t, int can_stack)
 		if (pending > 0)
 			t->want_stack = 1;
 		hg_lkc_drain(t);
-		hg_lockview_sync(t); /* its lock events are processed: hg_locks is current */
+		hg_lockview_sync(t); /* its lock events are processed: hg_tstate's locks are current */
 	}
 	if (t->want_stack && can_stack)
 		hg_stack_now(t);
