@@ -192,7 +192,8 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 
 /* hg_move_begin and hg_move_end bracket a move of a cell to t's segment
  * (its own cell's, hg_history; another thread's it takes over,
- * hg_take_over): word 0 by compare-and-swap, then words 1 to 3. A Go-side
+ * hg_take_over; a shared one it writes, hg_shared_write): word 0 by
+ * compare-and-swap, then words 1 to 3. A Go-side
  * step of another thread that reads the cell in between sees the new
  * state with the old lockset and history; it finds the cell in t's
  * moving and waits until it is not (runtime/detect, ownerMoves).
@@ -515,7 +516,12 @@ HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v
 		return 1; /* Race absorbs: the Go side would change nothing and report nothing */
 	if (state != SH_EXCL_READ && state != SH_EXCL_WRITE) {
 		int r = hg_shared_unchanged(t, vt, w1, epoch, write, locks);
-		return r == 2 ? hg_shared_write(cell, v, epoch, m, info, locks) : r;
+		if (r != 2)
+			return r;
+		uint64_t outer = hg_move_begin(t, cell); /* word 0 names t before the history follows */
+		r = hg_shared_write(cell, v, epoch, m, info, locks);
+		hg_move_end(t, outer);
+		return r;
 	}
 	/* another thread's: a race, a shared location, or this thread's now
 	 * if the owner's access happens before */

@@ -26,6 +26,11 @@ const (
 	// StateSplit in the state bits marks a split granule (split.go). It is
 	// outside the range of msm.State.
 	StateSplit = 15
+	// StateBusy marks a granule while the Go side splits it (split.go):
+	// the C fast path, which handles no such state, leaves its accesses to
+	// the Go side, whose stripe lock waits for the split. Outside the range
+	// of msm.State too.
+	StateBusy = 14
 )
 
 // CellEpoch packs a thread's current segment as word 0 stores it.

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"hgrewrite/msm"
 )
 
 // Byte precision on 8-byte granules.
@@ -73,25 +75,44 @@ func (a *splitArena) alloc() (uint64, bool) {
 	return uint64(off), true
 }
 
-// Split turns cell c (locked by the caller, not split, not New) into a split
-// granule and returns its side cells, or nil when no memory is left (the
-// granule then stays one location). touched is the cell's touched mask.
-func (m *Memory) Split(c *[CellWords]uint64) *SideCells {
+// Split turns cell c (locked by the caller, not split, not New), whose word
+// 0 the caller read as w0, into a split granule and returns its side
+// cells. It returns nil when no memory is left (the granule then stays one
+// location), and nil and moved when word 0 no longer holds w0: the C fast
+// path changed the cell meanwhile, and the caller looks at it again.
+//
+// The fast path changes a cell without the stripe lock: word 0 by
+// compare-and-swap, then words 1 to 3. So the split takes word 0 first,
+// from w0 to StateBusy by compare-and-swap, which the fast path leaves
+// alone; the caller made sure that the move that wrote w0 has written
+// words 1 to 3 (runtime/detect, ownerMoves). Until 2026-11-27 word 0 was
+// simply stored after word 1: a move of the cell by its owner in between
+// was lost, and a fast path that read the new word 1 with the old word 0
+// took the side cells' offset for a lockset. A cell in msm.Spin, which
+// only the Go side changes, skips StateBusy: the fast path asks whether a
+// store is to a synchronisation variable by its state (hg_is_sync).
+func (m *Memory) Split(c *[CellWords]uint64, w0 uint64) (s *SideCells, moved bool) {
+	spin := Word0State(w0) == uint8(msm.Spin)
+	if !spin && !atomic.CompareAndSwapUint64(&c[0], w0, StateBusy<<StateShift) {
+		return nil, true
+	}
 	off, ok := m.split.alloc()
 	if !ok {
-		return nil
+		atomic.StoreUint64(&c[0], w0)
+		return nil, false
 	}
-	s := m.side(off)
-	touched := (c[0] & TouchedMask) >> TouchedShift
+	s = m.side(off)
+	cell := [CellWords]uint64{w0, atomic.LoadUint64(&c[1]), atomic.LoadUint64(&c[2]), atomic.LoadUint64(&c[3])}
+	touched := (w0 & TouchedMask) >> TouchedShift
 	for b := range s {
 		if touched&(1<<b) != 0 {
-			s[b] = *c
+			s[b] = cell
 		}
 	}
-	c[1] = off
-	// Word 0 last, in one store: the fast path reads it without the lock.
+	atomic.StoreUint64(&c[1], off)
+	// Word 0 last: the fast path reads word 1 after it says split.
 	atomic.StoreUint64(&c[0], StateSplit<<StateShift)
-	return s
+	return s, false
 }
 
 // SplitBase is the address of the side cells' reservation (mapped now if

@@ -1,6 +1,9 @@
 package shadow
 
-import "testing"
+import (
+	"sync/atomic"
+	"testing"
+)
 
 func TestByteMask(t *testing.T) {
 	cases := []struct {
@@ -32,9 +35,12 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 	c[1] = PackSets(3, 4)
 	c[2] = PackAccess(0x401000, 1, 2, 0, 1, 0)
 	before := *c
-	s := m.Split(c)
-	if s == nil {
-		t.Fatal("Split returned nil")
+	if s, moved := m.Split(c, c[0]+1); s != nil || !moved || *c != before {
+		t.Fatalf("Split from a word 0 the cell no longer holds: %p, moved %v, cell %#x", s, moved, *c)
+	}
+	s, moved := m.Split(c, c[0])
+	if s == nil || moved {
+		t.Fatalf("Split returned %p, moved %v", s, moved)
 	}
 	if !IsSplit(c) || m.Side(c) != s {
 		t.Fatalf("cell not marked split: %#x %#x", c[0], c[1])
@@ -68,11 +74,56 @@ func TestSplitManyGranules(t *testing.T) {
 	for i := uint64(0); i < 20000; i++ { // more than one slab
 		c := m.Cell(0x200000 + 4*i)
 		c[0] = 1<<60 | 1<<TouchedShift
-		s := m.Split(c)
+		s, _ := m.Split(c, c[0])
 		if s == nil || seen[s] {
 			t.Fatalf("granule %d: side cells %p reused or nil", i, s)
 		}
 		seen[s] = true
 		s[3][0] = i // writable, and distinct from neighbours
+	}
+}
+
+// TestSplitLosesNoMove splits granules while another goroutine moves
+// them as the C fast path does (a compare-and-swap of word 0, here one
+// clock tick at a time): every move that succeeded must be in the side
+// cells, and none may succeed once the split took the cell.
+func TestSplitLosesNoMove(t *testing.T) {
+	m, err := NewMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	for i := uint64(0); i < 2000; i++ {
+		c := m.Cell(0x400000 + 8*i)
+		start := uint64(2)<<StateShift | CellEpoch(1, 10) | 1<<TouchedShift
+		atomic.StoreUint64(&c[0], start)
+		moves, going := make(chan uint64), make(chan struct{})
+		go func() {
+			n := uint64(0)
+			for {
+				v := atomic.LoadUint64(&c[0])
+				if s := Word0State(v); s == StateBusy || s == StateSplit {
+					moves <- n
+					return
+				}
+				if atomic.CompareAndSwapUint64(&c[0], v, v+1) {
+					if n++; n == 100 {
+						close(going)
+					}
+				}
+			}
+		}()
+		<-going
+		var s *SideCells
+		for s == nil {
+			moved := false
+			if s, moved = m.Split(c, atomic.LoadUint64(&c[0])); s == nil && !moved {
+				t.Fatal("no memory for side cells")
+			}
+		}
+		n := <-moves
+		if got, want := s[0][0]&CellClockMask, uint64(10)+n; got != want {
+			t.Fatalf("granule %d: side cell's clock %d after %d moves from 10: a move was lost", i, got, n)
+		}
 	}
 }

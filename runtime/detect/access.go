@@ -121,18 +121,26 @@ func (d *Detector) markSync(addr, size uint64) {
 // variable: the whole cell, while no other byte of it was touched; else
 // the side cells of those bytes.
 func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
-	w0 := c[0]
-	if !shadow.IsSplit(c) {
-		touched := uint64(shadow.Touched(w0))
-		if shadow.Word0State(w0) == uint8(msm.Spin) || touched&^bytes == 0 {
-			if shadow.Word0State(w0) != uint8(msm.Spin) {
+	for !shadow.IsSplit(c) {
+		w0 := atomic.LoadUint64(&c[0])
+		touched, spin := uint64(shadow.Touched(w0)), shadow.Word0State(w0) == uint8(msm.Spin)
+		if d.moverMoves(-1, c, w0) {
+			continue // words 1 to 3 lagged word 0
+		}
+		if spin || touched&^bytes == 0 {
+			// the fast path moves data cells: taken from it first, as
+			// shadow.Memory.Split does
+			if !spin && !atomic.CompareAndSwapUint64(&c[0], w0, shadow.StateBusy<<shadow.StateShift) {
+				continue
+			}
+			if !spin {
 				touched = 0 // a data location's history goes
 			}
 			c[1], c[2], c[3] = 0, 0, 0
 			atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, (touched|bytes)<<shadow.TouchedShift))
 			return
 		}
-		if d.mem.Split(c) == nil {
+		if s, moved := d.mem.Split(c, w0); s == nil && !moved {
 			return // no memory for side cells: the bytes stay data
 		}
 	}
@@ -189,8 +197,10 @@ func (d *Detector) syncAccess(t *thread, g uint64, c *[shadow.CellWords]uint64, 
 	}
 	if sync&mask == 0 {
 		d.mem.Lock(g)
-		if shadow.Word0State(c[0]) == uint8(msm.Spin) && d.mem.Split(c) == nil {
-			sync = mask // no memory for side cells: the whole granule stays one
+		if w0 := c[0]; shadow.Word0State(w0) == uint8(msm.Spin) {
+			if s, _ := d.mem.Split(c, w0); s == nil {
+				sync = mask // no memory for side cells: the whole granule stays one
+			}
 		}
 		d.mem.Unlock(g)
 	}
@@ -220,8 +230,9 @@ func (t *thread) accessOf(write bool) msm.Access {
 func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a msm.Access, mask, prevWord uint64) stepResult {
 	d.mem.Lock(g)
 	defer d.mem.Unlock(g)
-	for waited := false; !shadow.IsSplit(c); {
-		touched := uint64(shadow.Touched(c[0]))
+	for !shadow.IsSplit(c) {
+		w0 := atomic.LoadUint64(&c[0])
+		touched := uint64(shadow.Touched(w0))
 		whole := touched&mask != 0 || !d.splits(t, c, touched)
 		if whole && touched&^mask != 0 && d.racesOn(t, c, a) {
 			// A race on some of the granule's bytes must not end the
@@ -229,14 +240,19 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 			// its neighbour written by the same thread.
 			whole = false
 		}
-		if cur := loadCell(c); !whole && !waited && exclusive(cur.State) && d.ownerMoves(epochTID(cur.TS), c) {
-			waited = true
+		if !whole && d.moverMoves(t.tid, c, w0) {
 			continue // its side cells would copy a history that lagged its state
 		}
-		if whole || d.mem.Split(c) == nil {
+		if whole {
 			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
 		}
-		break
+		side, moved := d.mem.Split(c, w0)
+		if moved {
+			continue // the fast path changed the cell: look again
+		}
+		if side == nil {
+			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
+		}
 	}
 	var r stepResult
 	side := d.mem.Side(c)
@@ -357,9 +373,8 @@ func (d *Detector) step(t *thread, c *[shadow.CellWords]uint64, a msm.Access, pr
 // when word 0 no longer holds w0, or when the owner's history caught up
 // with it (historyLags, while *wait: once per step).
 func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a msm.Access, prevWord, bytes, touched uint64, side bool, wait *bool) (stepResult, bool) {
-	if owner := shadow.CellEpochTID(w0); exclusive(msm.State(shadow.Word0State(w0))) && int32(owner) != t.tid &&
-		d.ownerMoves(owner, c) {
-		return stepResult{}, false // the owner's move was under way: words 1 to 3 lagged word 0
+	if d.moverMoves(t.tid, c, w0) {
+		return stepResult{}, false // a move was under way: words 1 to 3 lagged word 0
 	}
 	cur := cellOf(w0, c[1])
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
@@ -494,6 +509,20 @@ func (d *Detector) ownerLags(owner uint16, c *[shadow.CellWords]uint64, w0 uint6
 		return false
 	}
 	return historyLags(c, w0)
+}
+
+// moverMoves waits while the thread whose C fast path last moved cell c
+// (locked) to word 0 w0 writes words 1 to 3 (ownerMoves), when that is
+// another thread than self (-1: any), and reports whether it waited. The fast path
+// moves a cell in an exclusive state (its owner's own move, or another
+// thread's take-over) and in MSM-short's Shared-Modified (a write under
+// the locks of C_d: hg_shared_write); word 0 then names the mover.
+func (d *Detector) moverMoves(self int32, c *[shadow.CellWords]uint64, w0 uint64) bool {
+	state, mover := msm.State(shadow.Word0State(w0)), shadow.CellEpochTID(w0)
+	if !exclusive(state) && state != msm.SharedModified || int32(mover) == self {
+		return false
+	}
+	return d.ownerMoves(mover, c)
 }
 
 // ownerMoves waits while owner, the exclusive owner of cell c (locked),
