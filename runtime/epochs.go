@@ -40,6 +40,16 @@ func markTrace(tid int32, e uint64) {
 	tr.w[pos/8+1] = C.uint64_t(e)
 }
 
+// ownerMoving is the cell thread tid's fast path is moving to its segment
+// (hg_tstate's moving; 0: none), for Host.OwnerMoving. A thread id no
+// thread has now moves nothing: a move clears the row when it ends.
+func ownerMoving(tid int32) (uintptr, bool) {
+	if tid < 0 || tid >= C.HG_MAX_THREADS {
+		return 0, false
+	}
+	return uintptr(atomic.LoadUint64((*uint64)(unsafe.Pointer(&C.hg_tstate[tid].moving)))), true
+}
+
 // publishLocks stores a thread's lockset ids where the C fast path reads
 // them (hg_tstate: all locks in the low half, write-mode ones in the high
 // half). Only the thread itself writes its entry.

@@ -196,25 +196,30 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
  * compare-and-swap, then words 1 to 3. A Go-side
  * step of another thread that reads the cell in between sees the new
  * state with the old lockset and history; it finds the cell in t's
- * moving and waits until it is not (runtime/detect, ownerMoves).
- * Plain stores to t's own record: the compare-and-swap makes the first
+ * row's moving (hg_tstate) and waits until it is not (runtime/detect,
+ * ownerMoves). Plain stores to t's own row: the compare-and-swap makes the first
  * visible before word 0 changes, and x86 keeps the history's stores
  * before the second. hg_move_end gives back what hg_move_begin found
  * there (a signal handler's access may move a cell inside a move). */
-__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t hg_move_begin(struct hg_thread *t,
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t *hg_moving(const struct hg_thread *t)
+{
+	return &t->row->moving;
+}
+
+__attribute__((target("general-regs-only"), always_inline)) static inline uint64_t hg_move_begin(uint64_t *moving,
 												 uint64_t *cell)
 {
-	uint64_t outer = t->moving;
-	__atomic_store_n(&t->moving, (uint64_t)(uintptr_t)cell, __ATOMIC_RELAXED);
+	uint64_t outer = *moving;
+	__atomic_store_n(moving, (uint64_t)(uintptr_t)cell, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* before the compare-and-swap, in the compiler too */
 	return outer;
 }
 
-__attribute__((target("general-regs-only"), always_inline)) static inline void hg_move_end(struct hg_thread *t,
+__attribute__((target("general-regs-only"), always_inline)) static inline void hg_move_end(uint64_t *moving,
 											   uint64_t outer)
 {
 	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* after the history's stores */
-	__atomic_store_n(&t->moving, outer, __ATOMIC_RELEASE);
+	__atomic_store_n(moving, outer, __ATOMIC_RELEASE);
 }
 
 /* hg_own_next is word 0 of a cell of the thread's (word 0 v) after an
@@ -518,18 +523,18 @@ HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v
 		int r = hg_shared_unchanged(t, vt, w1, epoch, write, locks);
 		if (r != 2)
 			return r;
-		uint64_t outer = hg_move_begin(t, cell); /* word 0 names t before the history follows */
+		uint64_t outer = hg_move_begin(hg_moving(t), cell); /* word 0 names t before the history follows */
 		r = hg_shared_write(cell, v, epoch, m, info, locks);
-		hg_move_end(t, outer);
+		hg_move_end(hg_moving(t), outer);
 		return r;
 	}
 	/* another thread's: a race, a shared location, or this thread's now
 	 * if the owner's access happens before */
 	if (locks == HG_LOCKS_UNKNOWN)
 		return 0;
-	uint64_t outer = hg_move_begin(t, cell); /* word 0 names t before words 1 to 3 follow */
+	uint64_t outer = hg_move_begin(hg_moving(t), cell); /* word 0 names t before words 1 to 3 follow */
 	int taken = hg_take_over(cell, v, w1, epoch, m, write, info, locks);
-	hg_move_end(t, outer);
+	hg_move_end(hg_moving(t), outer);
 	return taken;
 }
 
@@ -567,12 +572,12 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 	uint64_t next = hg_own_next(v, epoch, m, write);
 	if (next == v && e == owner)
 		return 1;
-	uint64_t outer = hg_move_begin(t, cell);
+	uint64_t outer = hg_move_begin(hg_moving(t), cell);
 	int moved = (next == v || __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) &&
 		    (e == owner || hg_owner_locks(cell, w1, e));
 	if (moved)
 		hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);
-	hg_move_end(t, outer);
+	hg_move_end(hg_moving(t), outer);
 	return moved;
 }
 
@@ -945,9 +950,9 @@ static __attribute__((target("general-regs-only"), noinline)) int hg_own_move(ui
 __attribute__((target("general-regs-only"), always_inline)) static inline int
 hg_own_move_of(struct hg_thread *t, uint64_t *c, uint64_t v, uint64_t epoch, uint64_t m, uint32_t write, uint64_t info)
 {
-	uint64_t outer = hg_move_begin(t, c);
+	uint64_t outer = hg_move_begin(hg_moving(t), c);
 	int moved = hg_own_move(c, v, epoch, m, write, info);
-	hg_move_end(t, outer);
+	hg_move_end(hg_moving(t), outer);
 	return moved;
 }
 

@@ -131,12 +131,9 @@ enum {
  * per thread. */
 struct hg_thread {
 	uint64_t accesses; /* single accesses */
-	/* The cell the fast path is moving to the thread's segment, 0 when
-	 * none (fastpath.c, hg_move_begin): named before the compare-and-swap
-	 * of word 0, cleared after the stores of words 1 to 3. A Go-side step
-	 * of another thread on the cell waits while this names it
-	 * (Host.OwnerMoving). */
-	uint64_t moving;
+	/* the thread's row of hg_tstate (hg_set_tid), NULL while it has no id:
+	 * a move names its cell there (hg_move_begin) without finding the row */
+	struct hg_tstate *row;
 	uint64_t ranges;   /* string-instruction ranges */
 	uint64_t bytes;    /* bytes covered by ranges */
 	uint64_t deferred[HG_DEFER_KINDS]; /* stats=1: accesses handed to the Go side, by why (fastpath.c) */
@@ -277,7 +274,15 @@ struct hg_tstate {
 	/* lockset ids (runtime/detect, Host.PublishLocks): all locks held in
 	 * the low half, those held in write mode in the high half */
 	uint64_t locks;
-	uint64_t pad[6];
+	/* The cell the thread's fast path is moving to its segment, 0 when
+	 * none (fastpath.c, hg_move_begin): named before the compare-and-swap
+	 * of word 0, cleared after the stores of words 1 to 3. A Go-side step
+	 * of another thread on the cell waits while this names it
+	 * (Host.OwnerMoving). Here rather than in the thread's record, so that
+	 * a forked child's detector, which shares this array (remote.c), sees
+	 * it too. */
+	uint64_t moving;
+	uint64_t pad[5];
 };
 extern struct hg_tstate hg_tstate[HG_MAX_THREADS]; /* fastpath.c */
 /* Addresses below Linux's default vm.mmap_min_addr are never mapped: an
@@ -405,6 +410,7 @@ __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_
 /* lockview.c */
 void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* a lock event was buffered */
 void hg_lockview_unlock(struct hg_thread *t, uint64_t m);         /* an unlock event was buffered */
+void hg_set_tid(struct hg_thread *t, int32_t tid); /* threads.c: t->tid and t->row */
 void hg_lockview_sync(struct hg_thread *t);                       /* after a flush: hg_tstate.locks is current */
 
 /* lockorder.c */
@@ -423,8 +429,6 @@ void hg_retire(struct hg_thread *t); /* the thread has finished: no more events,
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_sig_access(struct hg_thread *t, uint64_t addr,
 											uint64_t info, uint64_t len);
 void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
-void hg_own_tid(struct hg_thread *t); /* t took its thread id: hg_records_by_tid */
-extern struct hg_thread *hg_records_by_tid[HG_MAX_THREADS]; /* threads.c, read by the Go side */
 #define HG_STACK_FRAMES 32 /* frames of a captured call stack (reports, thread creation) */
 int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */

@@ -37,20 +37,7 @@ func (cHost) ClockRow(tid int32) []uint64 {
 	return unsafe.Slice((*uint64)(unsafe.Pointer(p)), C.HG_MAX_THREADS)
 }
 
-// OwnerMoving reads thread tid's record (threads.c, hg_records_by_tid). A
-// thread id with no record, or whose record another thread took over, has
-// no thread moving cells: a thread takes its record's id before it runs
-// any code that is checked.
-func (cHost) OwnerMoving(tid int32) (uintptr, bool) {
-	if tid < 0 || tid >= C.HG_MAX_THREADS {
-		return 0, false
-	}
-	r := (*C.struct_hg_thread)(atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&C.hg_records_by_tid[tid]))))
-	if r == nil || int32(r.tid) != tid {
-		return 0, true
-	}
-	return uintptr(atomic.LoadUint64((*uint64)(unsafe.Pointer(&r.moving)))), true
-}
+func (cHost) OwnerMoving(tid int32) (uintptr, bool) { return ownerMoving(tid) }
 
 func (cHost) Print(s string) {
 	cs := C.CString(s)

@@ -174,8 +174,9 @@ func (childHost) PublishThreadsetGen(uint32) {}
 // ClockRow: the child's fast path sees no clocks of this process's.
 func (childHost) ClockRow(int32) []uint64 { return nil }
 
-// OwnerMoving: the child's records are its own memory.
-func (childHost) OwnerMoving(int32) (uintptr, bool) { return 0, false }
+// OwnerMoving: the child's threads name the cells they move in the rows
+// this process shares with it (remote.c).
+func (childHost) OwnerMoving(tid int32) (uintptr, bool) { return ownerMoving(tid) }
 
 // PublishHandoffTable: nor its hand-off tables.
 func (childHost) PublishHandoffTable(detect.HandoffTable, uintptr, uint) {}

@@ -255,10 +255,9 @@ __attribute__((constructor)) static void hg_init(void)
 	hg_records_init();
 	struct hg_thread *t = hg_current();
 	if (hg_opts.detect) {
-		t->tid = hgGoMainThread((GoUint64)hg_bias);
+		hg_set_tid(t, hgGoMainThread((GoUint64)hg_bias));
 		hg_detect = t->tid >= 0;
 		if (hg_detect) { /* another thread may name it by its pthread_t */
-			hg_own_tid(t);
 			hgGoThreadHandle(t->tid, (GoUint64)pthread_self());
 			hg_trace_own(t->tid);
 			hg_trace_init(hg_hdr);

@@ -167,11 +167,19 @@ static struct hg_thread *hg_reuse_record(void)
 /* hg_register creates the calling thread's record. It preserves every
  * register itself, so that calling it does not make the entry points save
  * all registers on every access. */
+/* hg_set_tid gives t the detector's thread id tid (-1: none yet) and the
+ * row of hg_tstate that goes with it. */
+void hg_set_tid(struct hg_thread *t, int32_t tid)
+{
+	t->tid = tid;
+	t->row = tid >= 0 && tid < HG_MAX_THREADS ? &hg_tstate[tid] : NULL;
+}
+
 HG_SLOW struct hg_thread *hg_register(void)
 {
 	struct hg_thread *t = hg_reuse_record();
 	if (t) {
-		t->tid = -1;
+		hg_set_tid(t, -1);
 		t->joined_at = ~0ull; /* until the Go side has seen the thread (readlog.c) */
 		if (!t->buf && !hg_map_buffer(t))
 			t->in_rt = 1; /* no buffer: count only */
@@ -182,7 +190,7 @@ HG_SLOW struct hg_thread *hg_register(void)
 	if (hg_arena == NULL || off + HG_RECORD_BYTES > HG_ARENA_BYTES)
 		return &hg_overflow;
 	t = (struct hg_thread *)(hg_arena + off);
-	t->tid = -1;
+	hg_set_tid(t, -1);
 	t->joined_at = ~0ull;
 	if (!hg_map_buffer(t))
 		t->in_rt = 1; /* no buffer: count only */
@@ -213,17 +221,6 @@ void hg_retire(struct hg_thread *t)
 	munmap(m, hg_buffer_bytes());
 }
 
-/* Each thread id's record, for the Go side's steps that wait for an owner's
- * move of a cell (hgrt.h moving; Host.OwnerMoving): set when a thread
- * takes its id, read with the record's tid checked (records are reused). */
-struct hg_thread *hg_records_by_tid[HG_MAX_THREADS];
-
-void hg_own_tid(struct hg_thread *t)
-{
-	if (t->tid >= 0 && t->tid < HG_MAX_THREADS)
-		__atomic_store_n(&hg_records_by_tid[t->tid], t, __ATOMIC_RELEASE);
-}
-
 /* hg_forked_record: a forked child's thread becomes thread tid of the
  * child's own detector (start.c). What the record holds of the parent's
  * detector goes: buffered events, the region recording, signal marks, and
@@ -231,8 +228,7 @@ void hg_own_tid(struct hg_thread *t)
  * holds them still. */
 void hg_forked_record(struct hg_thread *t, int32_t tid)
 {
-	t->tid = tid;
-	hg_own_tid(t);
+	hg_set_tid(t, tid);
 	hg_trace_own(tid);
 	t->n = 0;
 	t->go_pending = t->c_ticked = 0;

@@ -146,8 +146,7 @@ static void *hg_thread_start(void *p)
 	free(p);
 	hg_thread_born();
 	struct hg_thread *t = hg_current();
-	t->tid = s.tid;
-	hg_own_tid(t);
+	hg_set_tid(t, s.tid);
 	hg_trace_own(s.tid);
 	hg_record_recyclable(t);
 	void *ret = s.fn(s.arg);

@@ -501,9 +501,9 @@ func historyLags(c *[shadow.CellWords]uint64, w0 uint64) bool {
 // whether the owner is moving the cell (Host.OwnerMoving) has made the
 // step wait at its start (ownerMoves): words 1 to 3, read after, change
 // only after word 0 does, which the step's compare-and-swap sees. A host
-// that cannot tell (a forked child's detector) leaves the step to
-// historyLags' bounded wait, which an owner kept off the processor longer
-// outlasts.
+// that cannot tell leaves the step to historyLags' bounded wait, which an
+// owner kept off the processor longer outlasts. (Both of the runtime's
+// hosts tell, a forked child's detector too since 2026-11-27.)
 func (d *Detector) ownerLags(owner uint16, c *[shadow.CellWords]uint64, w0 uint64) bool {
 	if _, ok := d.host.OwnerMoving(int32(owner)); ok {
 		return false
