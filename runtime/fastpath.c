@@ -1093,6 +1093,14 @@ HG_STUB(hg_access, hg_access_c, "lea 16+" HG_STR(HG_TRAMPOLINE_SAVED) "(%rbp), %
 
 HG_PLAIN void hg_access_c(uint64_t addr, uint64_t info, uint64_t sp)
 {
+	/* The check comes before the access: without this, the program's
+	 * miss on its data waits for the check's miss on the cell, where
+	 * the two can overlap (bench/locks.c, which walks hash chains:
+	 * 1.16 -> 1.07 s, 11 runs interleaved; its own code fell from 6% of
+	 * the samples to nothing). A prefetch never faults. Batches go
+	 * without: the stencil's come from the hardware prefetcher, and it
+	 * took 1% longer with them. */
+	__builtin_prefetch((const void *)(uintptr_t)addr, 0, 3);
 	hg_access_one(addr, info, sp);
 }
 
