@@ -568,12 +568,20 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 			return 0; /* an intersection: the Go side */
 		e = locks;
 	}
-	/* Exclusive to this thread: move to this segment. */
+	/* Exclusive to this thread: move to this segment. Word 0 by
+	 * compare-and-swap even when it stays as it is and only E_d changes:
+	 * v and w1 were read one after the other, and a split of the granule
+	 * between the two (word 0 taken, then word 1 the side cells' offset:
+	 * shadow.Memory.Split) gave a w1 that the lockset's store turned into
+	 * a lockset, the side cells lost (annotations' handoff-bare missed its
+	 * race about once in a hundred runs on a loaded machine). The
+	 * compare-and-swap fails then; made inside the move, it also has the
+	 * split wait for the move's end before it reads word 1. */
 	uint64_t next = hg_own_next(v, epoch, m, write);
 	if (next == v && e == owner)
 		return 1;
 	uint64_t outer = hg_move_begin(hg_moving(t), cell);
-	int moved = (next == v || __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) &&
+	int moved = __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
 		    (e == owner || hg_owner_locks(cell, w1, e));
 	if (moved)
 		hg_history(cell, info, epoch >> SH_TID_SHIFT, m, locks, vt, same);

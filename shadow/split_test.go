@@ -35,10 +35,10 @@ func TestSplitCopiesTouchedBytesOnly(t *testing.T) {
 	c[1] = PackSets(3, 4)
 	c[2] = PackAccess(0x401000, 1, 2, 0, 1, 0)
 	before := *c
-	if s, moved := m.Split(c, c[0]+1); s != nil || !moved || *c != before {
+	if s, moved := m.Split(c, c[0]+1, nil); s != nil || !moved || *c != before {
 		t.Fatalf("Split from a word 0 the cell no longer holds: %p, moved %v, cell %#x", s, moved, *c)
 	}
-	s, moved := m.Split(c, c[0])
+	s, moved := m.Split(c, c[0], nil)
 	if s == nil || moved {
 		t.Fatalf("Split returned %p, moved %v", s, moved)
 	}
@@ -74,7 +74,7 @@ func TestSplitManyGranules(t *testing.T) {
 	for i := uint64(0); i < 20000; i++ { // more than one slab
 		c := m.Cell(0x200000 + 4*i)
 		c[0] = 1<<60 | 1<<TouchedShift
-		s, _ := m.Split(c, c[0])
+		s, _ := m.Split(c, c[0], nil)
 		if s == nil || seen[s] {
 			t.Fatalf("granule %d: side cells %p reused or nil", i, s)
 		}
@@ -117,7 +117,7 @@ func TestSplitLosesNoMove(t *testing.T) {
 		var s *SideCells
 		for s == nil {
 			moved := false
-			if s, moved = m.Split(c, atomic.LoadUint64(&c[0])); s == nil && !moved {
+			if s, moved = m.Split(c, atomic.LoadUint64(&c[0]), nil); s == nil && !moved {
 				t.Fatal("no memory for side cells")
 			}
 		}

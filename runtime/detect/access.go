@@ -129,8 +129,8 @@ func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
 		}
 		if spin || touched&^bytes == 0 {
 			// the fast path moves data cells: taken from it first, as
-			// shadow.Memory.Split does
-			if !spin && !atomic.CompareAndSwapUint64(&c[0], w0, shadow.StateBusy<<shadow.StateShift) {
+			// a split does
+			if !spin && !shadow.Take(c, w0, d.quiet(c, w0)) {
 				continue
 			}
 			if !spin {
@@ -140,7 +140,7 @@ func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
 			atomic.StoreUint64(&c[0], shadow.PackWord0(uint8(msm.Spin), 0, (touched|bytes)<<shadow.TouchedShift))
 			return
 		}
-		if s, moved := d.mem.Split(c, w0); s == nil && !moved {
+		if s, moved := d.mem.Split(c, w0, d.quiet(c, w0)); s == nil && !moved {
 			return // no memory for side cells: the bytes stay data
 		}
 	}
@@ -198,7 +198,7 @@ func (d *Detector) syncAccess(t *thread, g uint64, c *[shadow.CellWords]uint64, 
 	if sync&mask == 0 {
 		d.mem.Lock(g)
 		if w0 := c[0]; shadow.Word0State(w0) == uint8(msm.Spin) {
-			if s, _ := d.mem.Split(c, w0); s == nil {
+			if s, _ := d.mem.Split(c, w0, nil); s == nil { // only the Go side changes a cell in msm.Spin
 				sync = mask // no memory for side cells: the whole granule stays one
 			}
 		}
@@ -246,7 +246,7 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 		if whole {
 			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
 		}
-		side, moved := d.mem.Split(c, w0)
+		side, moved := d.mem.Split(c, w0, d.quiet(c, w0))
 		if moved {
 			continue // the fast path changed the cell: look again
 		}
@@ -523,6 +523,12 @@ func (d *Detector) moverMoves(self int32, c *[shadow.CellWords]uint64, w0 uint64
 		return false
 	}
 	return d.ownerMoves(mover, c)
+}
+
+// quiet is shadow.Take's wait for cell c, taken from word 0 w0: for the
+// move that may have begun before (moverMoves).
+func (d *Detector) quiet(c *[shadow.CellWords]uint64, w0 uint64) func() {
+	return func() { d.moverMoves(-1, c, w0) }
 }
 
 // ownerMoves waits while owner, the exclusive owner of cell c (locked),
