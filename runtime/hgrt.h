@@ -226,6 +226,9 @@ struct hg_thread {
 	 * rec_r_all: the region read more distinct addresses than rec_r
 	 * keeps; its reads stand for every variable (readlog.go's rlAll). */
 	uint8_t nrec_r, nrec_w, rec_writes_on, rec_r_all;
+	/* a bit per hash of each address in rec_r (hg_record): a read whose
+	 * bit is clear is not there, and needs no search */
+	uint64_t rec_r_seen;
 	/* locks taken inside the region (hand-offs under a nested lock): each
 	 * mutex and the number of writes recorded when it was taken */
 	uint8_t nnest;
@@ -406,6 +409,7 @@ uint64_t hg_release_settled(struct hg_thread *t, uint64_t addr, uint64_t len, ui
 /* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */
 __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_record(struct hg_thread *t, uint64_t addr,
 												   uint32_t flags);
+__attribute__((target("general-regs-only"))) void hg_record_reads_reset(struct hg_thread *t); /* the region's record of reads starts empty */
 
 /* lockview.c */
 void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read); /* a lock event was buffered */

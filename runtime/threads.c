@@ -240,7 +240,8 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->sig_acq = 0;
 	t->sig_mark = 0;
 	t->sig_n = 0;
-	t->nrec_r = t->nrec_w = t->rec_writes_on = t->rec_r_all = t->nnest = 0;
+	hg_record_reads_reset(t);
+	t->nrec_w = t->rec_writes_on = t->nnest = 0;
 	/* what the parent's detector taught the fast path: lockset and
 	 * threadset ids mean other sets in the child's */
 	memset(t->lkc, 0, sizeof t->lkc);

@@ -422,7 +422,8 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
-		t->nrec_r = t->nrec_w = t->rec_r_all = 0;
+		hg_record_reads_reset(t);
+		t->nrec_w = 0;
 		t->rec_writes_on = 1;
 		t->nnest = 0;
 		mode |= HG_LOCK_BEGIN;
@@ -440,7 +441,7 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 	hg_lockview_lock(t, (uint64_t)(uintptr_t)m, mode & HG_LOCK_READ);
 	if (mode & HG_LOCK_READS_FULL) {
 		hg_flush(t);
-		t->nrec_r = t->rec_r_all = 0;
+		hg_record_reads_reset(t);
 	} else if (mode & HG_LOCK_ORDER) {
 		hg_flush(t); /* the Go side asks for the stack at once (hg_stack_now) */
 	}
