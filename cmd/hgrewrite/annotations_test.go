@@ -143,7 +143,11 @@ func TestImportedAnnotations(t *testing.T) {
 // TestAnnotationsAsThreadSanitizer: ThreadSanitizer (gcc -fsanitize=thread,
 // whose runtime defines the annotation functions) gives the scenarios the
 // verdicts TestAnnotations expects of hgrewrite. Skipped where
-// ThreadSanitizer cannot build or run.
+// ThreadSanitizer cannot build or run. ThreadSanitizer itself sometimes
+// misses a race here on a loaded machine (benign: 7 runs of 300 beside
+// six busy loops reported nothing, where hgrewrite missed none of 300;
+// `make test` failed on it once): a scenario with races gets up to
+// tsanTries runs to show them, and every run must report nothing else.
 func TestAnnotationsAsThreadSanitizer(t *testing.T) {
 	requireTool(t, "gcc")
 	dir := t.TempDir()
@@ -156,10 +160,21 @@ func TestAnnotationsAsThreadSanitizer(t *testing.T) {
 		t.Skipf("ThreadSanitizer does not run here: %s\n%s", probe.status, probe.stderr)
 	}
 	for _, sc := range annotationScenarios {
-		got := runProg(t, []string{"TSAN_OPTIONS=exitcode=0"}, bin, sc.mode)
-		checkAnnotationRun(t, "tsan "+sc.mode, string(got.stderr), sc.racy)
+		for try := 1; ; try++ {
+			got := runProg(t, []string{"TSAN_OPTIONS=exitcode=0"}, bin, sc.mode)
+			found := racyGlobals(string(got.stderr))
+			if len(found) == 0 && len(sc.racy) > 0 && try < tsanTries {
+				continue // ThreadSanitizer's miss; nothing false was reported
+			}
+			checkAnnotationRun(t, "tsan "+sc.mode, string(got.stderr), sc.racy)
+			break
+		}
 	}
 }
+
+// tsanTries bounds the runs TestAnnotationsAsThreadSanitizer gives
+// ThreadSanitizer to report a scenario's races.
+const tsanTries = 3
 
 // TestRunningOnValgrind: RUNNING_ON_VALGRIND is 0 in the rewritten program,
 // as natively: hgrewrite is not Valgrind, and a program that tests it
