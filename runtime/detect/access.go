@@ -42,14 +42,18 @@ func cellOf(w0, w1 uint64) msm.Cell {
 // lock (a location's first access, a new segment of its owner), and a
 // step that overwrote such a change would lose that access. Word 1 goes
 // first, so that the fast path never pairs the new state with an old
-// lockset; it is put back when word 0 has changed.
+// lockset; it is put back when word 0 has changed, by compare-and-swap:
+// the fast path that changed word 0 may have written its own word 1
+// since (a move's E_d, after its compare-and-swap of word 0), which a
+// plain store would have overwritten with the lockset of the state
+// before both.
 func casCell(c *[shadow.CellWords]uint64, old uint64, m msm.Cell, touched uint64) bool {
-	w1 := c[1]
-	c[1] = shadow.PackSets(uint32(m.Locks), uint32(m.Threads))
+	w1, mine := c[1], shadow.PackSets(uint32(m.Locks), uint32(m.Threads))
+	atomic.StoreUint64(&c[1], mine)
 	if atomic.CompareAndSwapUint64(&c[0], old, shadow.PackWord0(uint8(m.State), uint64(m.TS), touched)) {
 		return true
 	}
-	c[1] = w1
+	atomic.CompareAndSwapUint64(&c[1], mine, w1)
 	return false
 }
 
