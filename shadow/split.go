@@ -84,9 +84,8 @@ func (a *splitArena) alloc() (uint64, bool) {
 // The fast path changes a cell without the stripe lock: word 0 by
 // compare-and-swap, then words 1 to 3. So the split takes word 0 first,
 // from w0 to StateBusy by compare-and-swap, which the fast path leaves
-// alone; the caller made sure that the move that wrote w0 has written
-// words 1 to 3 (runtime/detect, ownerMoves), and quiet waits for a move
-// that began before the cell was taken (Take). Until 2026-11-27 word 0 was
+// alone, and quiet waits for the move that wrote w0, or began before the
+// cell was taken, to write words 1 to 3 (Take). Until 2026-11-27 word 0 was
 // simply stored after word 1: a move of the cell by its owner in between
 // was lost, and a fast path that read the new word 1 with the old word 0
 // took the side cells' offset for a lockset. A cell in msm.Spin, which
@@ -119,10 +118,11 @@ func (m *Memory) Split(c *[CellWords]uint64, w0 uint64, quiet func()) (s *SideCe
 // Take takes cell c, whose word 0 the caller read as w0, from the C fast
 // path: word 0 becomes StateBusy by compare-and-swap (false when it no
 // longer holds w0), which the fast path leaves to the Go side. quiet (nil:
-// none) then waits until no fast path is still moving the cell: a move
-// that read w0 before the compare-and-swap may be writing words 1 to 3,
-// which it does only after a compare-and-swap of its own on word 0 that
-// came first. The caller stores word 0 last, and holds the stripe lock.
+// none) then waits until no fast path is still moving the cell: the move
+// that wrote w0, or one that read w0 before the compare-and-swap, may be
+// writing words 1 to 3, which it does only after a compare-and-swap of
+// its own on word 0 that came first. The caller stores word 0 last, and
+// holds the stripe lock.
 func Take(c *[CellWords]uint64, w0 uint64, quiet func()) bool {
 	if !atomic.CompareAndSwapUint64(&c[0], w0, StateBusy<<StateShift) {
 		return false

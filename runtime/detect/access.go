@@ -128,9 +128,6 @@ func (d *Detector) markSyncBytes(c *[shadow.CellWords]uint64, bytes uint64) {
 	for !shadow.IsSplit(c) {
 		w0 := atomic.LoadUint64(&c[0])
 		touched, spin := uint64(shadow.Touched(w0)), shadow.Word0State(w0) == uint8(msm.Spin)
-		if d.moverMoves(-1, c, w0) {
-			continue // words 1 to 3 lagged word 0
-		}
 		if spin || touched&^bytes == 0 {
 			// the fast path moves data cells: taken from it first, as
 			// a split does
@@ -243,9 +240,6 @@ func (d *Detector) granule(t *thread, g uint64, c *[shadow.CellWords]uint64, a m
 			// checks of the others (Race absorbs): a one-byte flag and
 			// its neighbour written by the same thread.
 			whole = false
-		}
-		if !whole && d.moverMoves(t.tid, c, w0) {
-			continue // its side cells would copy a history that lagged its state
 		}
 		if whole {
 			return d.step(t, c, a, prevWord, mask, (touched|mask)<<shadow.TouchedShift, false)
@@ -530,7 +524,8 @@ func (d *Detector) moverMoves(self int32, c *[shadow.CellWords]uint64, w0 uint64
 }
 
 // quiet is shadow.Take's wait for cell c, taken from word 0 w0: for the
-// move that may have begun before (moverMoves).
+// move that wrote w0, or that began before the cell was taken, to write
+// words 1 to 3 (moverMoves), which a split copies into the side cells.
 func (d *Detector) quiet(c *[shadow.CellWords]uint64, w0 uint64) func() {
 	return func() { d.moverMoves(-1, c, w0) }
 }
