@@ -116,10 +116,48 @@ func runProg(t testing.TB, env []string, path string, args ...string) outcome {
 	case err := <-done:
 		return outcome{so.Bytes(), se.Bytes(), status(t, err)}
 	case <-time.After(120 * time.Second):
+		where := hangState(cmd.Process.Pid)
 		cmd.Process.Kill()
-		t.Fatalf("%s %v: still running after 120 s (hang)", path, args)
+		<-done
+		t.Fatalf("%s %v: still running after 120 s (hang)\nstderr so far:\n%s\n%s", path, args, tail(se.Bytes(), 4000), where)
 	}
 	return outcome{}
+}
+
+// hangState describes where a hung process's threads are, for the failure
+// message: each thread's state, kernel wait channel and system call from
+// /proc, and their stacks from gdb when it is installed (bounded to 60 s).
+// A hang seen once in a loaded run cannot be reproduced on demand.
+func hangState(pid int) string {
+	var b strings.Builder
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
+	for _, task := range tasks {
+		stat, _ := os.ReadFile(task + "/stat")
+		wchan, _ := os.ReadFile(task + "/wchan")
+		sc, _ := os.ReadFile(task + "/syscall")
+		fields := strings.Fields(string(stat))
+		state := "?"
+		if len(fields) > 2 {
+			state = fields[2]
+		}
+		fmt.Fprintf(&b, "thread %s: state %s, wchan %s, syscall %s\n", filepath.Base(task), state, wchan, strings.TrimSpace(string(sc)))
+	}
+	if gdb, err := exec.LookPath("gdb"); err == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		out, _ := exec.CommandContext(ctx, gdb, "-q", "-batch", "-p", strconv.Itoa(pid),
+			"-ex", "thread apply all bt 25").CombinedOutput()
+		b.Write(out)
+	}
+	return b.String()
+}
+
+// tail is the last n bytes of b.
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
 }
 
 func status(t testing.TB, err error) string {
