@@ -64,7 +64,12 @@ type Block struct {
 	Reached     bool // reachable from a known entry point: code
 	Padding     bool // alignment filler that nothing reaches
 	Unwound     bool // covered by unwind information
-	Succs       []uint64
+	// Entry: control may arrive here other than along the Succs of the
+	// graph's blocks: a function or declared entry point, a code
+	// pointer or an address an instruction takes, a jump-table target,
+	// a call's return site, a section's start.
+	Entry bool
+	Succs []uint64
 }
 
 // Func is a function: a start address and the blocks assigned to it.
@@ -81,6 +86,7 @@ type Func struct {
 const (
 	leadWeak   = 1 // follows a control transfer; nothing known jumps here
 	leadStrong = 2 // a known target or entry point
+	leadEntry  = 4 // reached from outside the graph's edges (Block.Entry)
 )
 
 // Graph is the whole-binary control-flow graph.
@@ -151,6 +157,10 @@ func (g *Graph) inCode(addr uint64) bool {
 	return false
 }
 
+// entry marks addr as a leader that control reaches from outside the
+// graph's edges.
+func (g *Graph) entry(addr uint64) { g.leaders[addr] |= leadStrong | leadEntry }
+
 func (g *Graph) strong(addr uint64) {
 	if g.isBoundary(addr) {
 		g.leaders[addr] |= leadStrong
@@ -159,35 +169,40 @@ func (g *Graph) strong(addr uint64) {
 
 func (g *Graph) collectLeaders(in Input) {
 	for _, f := range in.Funcs {
-		g.strong(f.Addr)
+		g.entry(f.Addr)
 	}
 	for _, a := range in.Entries {
-		g.strong(a)
+		g.entry(a)
 	}
 	for _, a := range in.CodePtrs {
-		g.strong(a)
+		g.entry(a)
 	}
 	for si := range g.Sections {
 		insts := g.Sections[si].Insts
 		if len(insts) > 0 {
-			g.leaders[insts[0].Addr] |= leadWeak
+			g.leaders[insts[0].Addr] |= leadWeak | leadEntry
 		}
 		for i := range insts {
 			ins := &insts[i]
 			switch ins.Kind {
-			case disasm.Jmp, disasm.Jcc, disasm.Call:
+			case disasm.Jmp, disasm.Jcc:
 				g.strong(ins.Target)
+			case disasm.Call:
+				g.entry(ins.Target)
 			case disasm.Other, disasm.Nop:
 				// Code addresses in operands: lea func(%rip), mov $func, %edi.
 				if ins.Target != 0 && (ins.Flags&disasm.RIPRel != 0 || !in.PIE) {
-					g.strong(ins.Target)
+					g.entry(ins.Target)
 				}
 			}
 			if i+1 < len(insts) {
 				switch ins.Kind {
-				case disasm.Jcc, disasm.Call, disasm.CallInd:
-					// Fall-through and return sites are reached.
+				case disasm.Jcc:
+					// the fall-through is reached
 					g.leaders[insts[i+1].Addr] |= leadStrong
+				case disasm.Call, disasm.CallInd:
+					// a return site: reached from the callee
+					g.entry(insts[i+1].Addr)
 				case disasm.Jmp, disasm.JmpInd, disasm.Ret, disasm.Stop, disasm.Bad:
 					// Reached only if something we know of jumps here.
 					g.leaders[insts[i+1].Addr] |= leadWeak
@@ -240,7 +255,7 @@ func (g *Graph) recoverJumpTables(in Input) {
 				if !ok || tsi != si {
 					break
 				}
-				g.leaders[t] |= leadStrong
+				g.entry(t)
 				g.tableTargets = append(g.tableTargets, t)
 				found++
 			}
@@ -271,7 +286,7 @@ func (g *Graph) splitBlocks() {
 				continue
 			}
 			b := Block{Start: insts[start].Addr, End: insts[i].Addr + uint64(insts[i].Len),
-				Sec: si, First: start, Last: i, Func: -1}
+				Sec: si, First: start, Last: i, Func: -1, Entry: g.leaders[insts[start].Addr]&leadEntry != 0}
 			g.Blocks = append(g.Blocks, b)
 			start = i + 1
 		}

@@ -55,6 +55,16 @@ func TestBlocksAndReachability(t *testing.T) {
 	if !g.IsLeader(0x100b) || !g.IsLeader(0x1010) || g.IsLeader(0x1014) {
 		t.Errorf("leaders: jump target, return site, unreached data = %v %v %v", g.IsLeader(0x100b), g.IsLeader(0x1010), g.IsLeader(0x1014))
 	}
+	// Entry: the function's start and the call's target, the return
+	// site; not the je's fall-through, nor a jump's target
+	for _, e := range []struct {
+		addr  uint64
+		entry bool
+	}{{0x1000, true}, {0x1005, false}, {0x100a, false}, {0x100b, false}, {0x1010, true}} {
+		if got := g.Blocks[g.BlockAt(e.addr)].Entry; got != e.entry {
+			t.Errorf("block %#x: Entry %v, want %v", e.addr, got, e.entry)
+		}
+	}
 	b := g.Blocks[g.BlockAt(0x1003)]
 	if !reflect.DeepEqual(b.Succs, []uint64{0x100a, 0x1005}) {
 		t.Errorf("succs of the je block: %x", b.Succs)

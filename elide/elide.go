@@ -1,16 +1,23 @@
 // Package elide finds memory accesses whose race checks are redundant, so
 // that the rewriter can leave them out (the per-region elimination of
-// IFRit, seed 002, within a basic block).
+// IFRit, seed 002).
 //
-// An access needs no check of its own when, earlier in the same basic
-// block, an access that is checked used the same address expression (the
+// An access needs no check of its own when, on every path that reaches
+// it, an access that is checked used the same address expression (the
 // same base, index, scale and displacement, or the same RIP-relative
 // target), covered at least the same bytes from the same start (its size
 // is not smaller), and was of the same or a stronger kind (a read after a
 // read or a write, a write after a write), with nothing in between that
 // changes the address's registers or synchronises: no atomic or locked
 // instruction, no fence, no loop hook, no string instruction, nothing
-// that did not decode. Calls end basic blocks, so none come between.
+// that did not decode, no call. The paths are those of the function's
+// control-flow graph: what a block inherits is what every predecessor
+// leaves (a forward must-analysis); a block that control may enter from
+// elsewhere (a function's entry, a call's return site, a jump-table or
+// code-pointer target: cfg.Block.Entry), that a block the analysis does
+// not follow jumps to, or that a loop-exit hook precedes, inherits
+// nothing. So one iteration of a loop passes on to the next only what
+// its back edge carries, and so does a block to the code after an if.
 //
 // Why this loses no race: the thread makes no synchronisation between the
 // two accesses, so whatever another thread does that races with the
@@ -27,12 +34,20 @@ import (
 )
 
 // Input is what the analysis reads: the graph, a full decoder for its
-// instructions (register writes), and the addresses where the rewriter
-// places a hook (a wait or lock mark: the runtime synchronises there).
+// instructions (register writes), the addresses where the rewriter
+// places a hook (a wait or lock mark: the runtime synchronises there),
+// and the blocks whose outgoing edges carry a loop-exit hook.
 type Input struct {
 	Graph  *cfg.Graph
 	Decode func(addr uint64) (x86asm.Inst, bool)
 	Hooked func(addr uint64) bool
+	// ExitHooked: a hook runs on some edge that leaves the block that
+	// starts at the address (nil: none does).
+	ExitHooked func(blk uint64) bool
+	// Unchecked: the block that starts at the address will not be
+	// patched after all (patch.Result.FailedBlocks), so its accesses
+	// make no later check redundant (nil: every block is patched).
+	Unchecked func(blk uint64) bool
 }
 
 // key is an address expression.
@@ -43,7 +58,7 @@ type key struct {
 	target      uint64 // RIP-relative operands: the address itself
 }
 
-// checked is an access checked earlier in the block.
+// checked is an access checked on the way to the instruction at hand.
 type checked struct {
 	key   key
 	size  uint16
@@ -56,48 +71,106 @@ type checked struct {
 func Redundant(in Input) map[uint64]bool {
 	out := map[uint64]bool{}
 	g := in.Graph
+	sts := make([][]step, len(g.Blocks))
 	for bi := range g.Blocks {
-		blk := &g.Blocks[bi]
-		if !blk.Reached || !g.Sections[blk.Sec].Instrument {
+		if in.checks(bi) {
+			sts[bi] = steps(in, g.Insts(&g.Blocks[bi]))
+		}
+	}
+	f := newFlow(in)
+	end, known, settled := f.solve(in, sts)
+	for bi := range g.Blocks {
+		if !in.checks(bi) {
 			continue
 		}
-		block(in, g.Insts(blk), out)
+		var start []checked
+		if settled {
+			start = f.start(bi, end, known)
+		}
+		run(sts[bi], start, out)
 	}
 	return out
 }
 
-func block(in Input, insts []disasm.Inst, out map[uint64]bool) {
-	var avail []checked
+// checks: the block's accesses are checked (reached code of a section
+// the patcher instruments, described by unwind information where the
+// binary has it, and not a block the patcher failed on), so that what
+// it checks can make a later check redundant.
+func (in Input) checks(bi int) bool {
+	g := in.Graph
+	b := &g.Blocks[bi]
+	return b.Reached && g.Sections[b.Sec].Instrument && (!g.HasUnwind || b.Unwound) &&
+		(in.Unchecked == nil || !in.Unchecked(b.Start))
+}
+
+// step is what one instruction, or a run of instructions, does to the
+// accesses available: clear them all (a hook, a barrier), check one
+// (access), or write registers (kill), in that order.
+type step struct {
+	addr   uint64
+	clear  bool
+	access bool
+	c      checked
+	kill   uint32
+}
+
+// steps describes one block's instructions for run: decoded once, where
+// inherited's rounds run them many times. Register writes with nothing
+// else between them make one step.
+func steps(in Input, insts []disasm.Inst) []step {
+	var out []step
 	for i := range insts {
 		ins := &insts[i]
-		if in.Hooked != nil && in.Hooked(ins.Addr) {
-			avail = avail[:0]
-		}
-		var x *x86asm.Inst
-		if d, ok := in.Decode(ins.Addr); ok {
-			x = &d
-		}
-		if x == nil || isBarrier(ins, x) {
-			avail = avail[:0]
+		st := step{addr: ins.Addr, clear: in.Hooked != nil && in.Hooked(ins.Addr)}
+		d, ok := in.Decode(ins.Addr)
+		if !ok || isBarrier(ins, &d) {
+			st.clear = true
+			out = append(out, st)
 			continue
 		}
-		if c, ok := candidate(ins); ok {
-			if covered(avail, c) {
-				out[ins.Addr] = true
+		st.c, st.access = candidate(ins)
+		st.kill = loops.RegWrites(ins, &d)
+		if n := len(out); n > 0 && !st.clear && !st.access && !out[n-1].clear && !out[n-1].access {
+			out[n-1].kill |= st.kill
+			continue
+		}
+		if st.clear || st.access || st.kill != 0 {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+// run runs one block's steps from the accesses available at its start,
+// adds the redundant ones to out (if not nil), and returns the accesses
+// available at its end.
+func run(sts []step, start []checked, out map[uint64]bool) []checked {
+	avail := append([]checked(nil), start...)
+	for i := range sts {
+		st := &sts[i]
+		if st.clear {
+			avail = avail[:0]
+		}
+		if st.access {
+			if covered(avail, st.c) {
+				if out != nil {
+					out[st.addr] = true
+				}
 			} else {
-				avail = append(avail, c)
+				avail = append(avail, st.c)
 			}
 		}
-		if w := loops.RegWrites(ins, x); w != 0 {
+		if st.kill != 0 {
 			kept := avail[:0]
 			for _, c := range avail {
-				if c.regs&w == 0 {
+				if c.regs&st.kill == 0 {
 					kept = append(kept, c)
 				}
 			}
 			avail = kept
 		}
 	}
+	return avail
 }
 
 // isBarrier: the instruction synchronises, or its memory effects are not

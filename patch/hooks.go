@@ -92,6 +92,10 @@ type Value struct {
 	Add  int32 // Load only: added to the loaded value (the runtime does it)
 }
 
+// ExitHooked reports whether a hook runs on an edge that leaves the block
+// starting at blk (elide: no check's reach goes along such an edge).
+func (h *Hooks) ExitHooked(blk uint64) bool { return len(h.exits(blk)) > 0 }
+
 func (h *Hooks) exits(blk uint64) []ExitHook {
 	if h == nil {
 		return nil

@@ -104,6 +104,10 @@ type Result struct {
 	// could not be placed (too short with no island in reach, not
 	// relocatable, no unwind information).
 	FailedHooks []uint64
+	// FailedBlocks are the start addresses of blocks with accesses to
+	// check that could not be patched: none of their accesses is
+	// checked, so none may stand for a later one (elide.Input.Unchecked).
+	FailedBlocks []uint64
 }
 
 // Skip reasons.
@@ -115,7 +119,7 @@ const (
 	skipReloc       = "block not relocatable"
 	skipNoUnwind    = "code without unwind info"
 	skipReadOnly    = "read of read-only data"
-	skipRedundant   = "redundant (same access checked earlier in the block)"
+	skipRedundant   = "redundant (same access checked earlier on every path)"
 )
 
 // CodeReader returns n original bytes at addr.
@@ -189,6 +193,9 @@ type builder struct {
 // loses: its loop hooks (patched again without them) and its entry's
 // call trace (not traced: nothing else depends on it).
 func (b *builder) failPlanned(p *planned) {
+	if p.sites > 0 {
+		b.res.FailedBlocks = append(b.res.FailedBlocks, p.block.Start)
+	}
 	if p.hooks > 0 {
 		b.failHooks(p.block)
 	}

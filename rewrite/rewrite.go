@@ -76,6 +76,12 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err = patchUnelided(ein, popt, res, func(opt patch.Options) (*patch.Result, error) {
+		return patchRounds(bin, g, lay, li, r.Loops, entries, opt)
+	})
+	if err != nil {
+		return nil, err
+	}
 	patches := make([]elfrw.CodePatch, len(res.Patches))
 	for i, p := range res.Patches {
 		patches[i] = elfrw.CodePatch{Addr: p.Addr, Bytes: p.Bytes}
@@ -94,7 +100,7 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 // synchronise.
 func elideInput(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) elide.Input {
 	decode := LoopInput(bin, g).Decode
-	return elide.Input{Graph: g, Decode: decode, Hooked: hooks.InstHooked}
+	return elide.Input{Graph: g, Decode: decode, Hooked: hooks.InstHooked, ExitHooked: hooks.ExitHooked}
 }
 
 // patchRounds patches the graph. Hooks that could not be placed drop
@@ -134,6 +140,50 @@ func patchRounds(bin *elfrw.Binary, g *cfg.Graph, lay *elfrw.Layout, li loops.In
 		}
 	}
 	return res, nil
+}
+
+// patchUnelided patches again (repatch) while blocks the patcher failed
+// on held checks that made accesses of other blocks redundant
+// (elide.Input.Unchecked): the failed blocks check nothing, so those
+// accesses need their own checks. The failed blocks can only grow; after
+// three rounds every check is kept.
+func patchUnelided(ein elide.Input, opt patch.Options, res *patch.Result,
+	repatch func(patch.Options) (*patch.Result, error)) (*patch.Result, error) {
+	failed := map[uint64]bool{}
+	for round := 0; opt.Redundant != nil; round++ {
+		grew := false
+		for _, a := range res.FailedBlocks {
+			grew = grew || !failed[a]
+			failed[a] = true
+		}
+		if !grew {
+			return res, nil
+		}
+		ein.Unchecked = func(blk uint64) bool { return failed[blk] }
+		now := elide.Redundant(ein)
+		if !lostOutside(ein.Graph, opt.Redundant, now, failed) {
+			return res, nil // the failed blocks stood for no other block's checks
+		}
+		if opt.Redundant = now; round == 3 {
+			opt.Redundant = nil
+		}
+		var err error
+		if res, err = repatch(opt); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// lostOutside: an access outside the failed blocks was redundant before
+// and is not now.
+func lostOutside(g *cfg.Graph, before, now map[uint64]bool, failed map[uint64]bool) bool {
+	for a := range before {
+		if !now[a] && !failed[g.Blocks[g.BlockAt(a)].Start] {
+			return true
+		}
+	}
+	return false
 }
 
 // selfCheck parses the image written. The only error it may give is that

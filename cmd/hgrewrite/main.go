@@ -58,7 +58,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.BoolVar(&c.stats, "stats", false, "print instruction, instrumentation and patch-tactic counts")
 	fs.BoolVar(&c.showVersion, "version", false, "print the version and exit")
 	fs.BoolVar(&c.opt.InstrumentStack, "instrument-stack", false, "also instrument stack accesses (rsp- and frame-pointer-relative)")
-	fs.BoolVar(&c.opt.KeepRedundant, "keep-redundant", false, "also check accesses whose check an earlier access in the same basic block makes redundant")
+	fs.BoolVar(&c.opt.KeepRedundant, "keep-redundant", false, "also check accesses whose check an earlier access makes redundant on every path to them")
 	fs.BoolVar(&c.opt.NoBatch, "no-batch", false, "one runtime call per checked access (default: one per group of a basic block's accesses)")
 	fs.BoolVar(&c.opt.NoCallTrace, "no-call-trace", false, "no call trace at function entries: reports then show an earlier access without its callers")
 	fs.StringVar(&c.runtimeLib, "runtime", "", "runtime library to ship with the output (default: "+elfrw.RuntimeLibName+" beside the hgrewrite binary)")
