@@ -27,6 +27,7 @@ type Detector struct {
 
 	mu       sync.Mutex
 	threads  []*thread             // by tid: the current occupant of each id
+	occupant occupants             // the same, read without d.mu (thread)
 	freed    []freedTID            // ids of joined threads, to reuse (threads.go)
 	detached []freedTID            // ids of detached threads that exited, oldest first (threads.go)
 	handles  map[uint64]int32      // pthread_t -> tid, of joinable threads (ThreadJoin)
@@ -155,18 +156,43 @@ func (d *Detector) newThread(parent *thread, at creation) *thread {
 	} else {
 		d.threads = append(d.threads, t)
 	}
+	d.occupant.set(tid, t)
 	d.tick(t)
 	return t
 }
 
-func (d *Detector) thread(tid int32) *thread {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if tid < 0 || int(tid) >= len(d.threads) {
+// occupants is the current occupant of each thread id, read without
+// the detector's mutex: every call into the detector looks its thread up
+// (thread), from whichever processor the thread runs on, and a mutex
+// taken there moved its cache line between them at every call (locks.c:
+// a million calls). Chunks of ids are made by the first occupant of one
+// of their ids, under d.mu, as are the entries.
+type occupants struct {
+	chunks [abi.MaxThreads / occupantChunk]atomic.Pointer[[occupantChunk]atomic.Pointer[thread]]
+}
+
+const occupantChunk = 1024
+
+func (o *occupants) set(tid int32, t *thread) {
+	c := o.chunks[tid/occupantChunk].Load()
+	if c == nil {
+		c = new([occupantChunk]atomic.Pointer[thread])
+		o.chunks[tid/occupantChunk].Store(c)
+	}
+	c[tid%occupantChunk].Store(t)
+}
+
+func (o *occupants) get(tid int32) *thread {
+	if tid < 0 || tid >= abi.MaxThreads {
 		return nil
 	}
-	return d.threads[tid]
+	if c := o.chunks[tid/occupantChunk].Load(); c != nil {
+		return c[tid%occupantChunk].Load()
+	}
+	return nil
 }
+
+func (d *Detector) thread(tid int32) *thread { return d.occupant.get(tid) }
 
 // live is the thread tid while detection runs, else nil.
 func (d *Detector) live(tid int32) *thread {
