@@ -8,16 +8,24 @@
 // target), covered at least the same bytes from the same start (its size
 // is not smaller), and was of the same or a stronger kind (a read after a
 // read or a write, a write after a write), with nothing in between that
-// changes the address's registers or synchronises: no atomic or locked
-// instruction, no fence, no loop hook, no string instruction, nothing
-// that did not decode, no call. The paths are those of the function's
-// control-flow graph: what a block inherits is what every predecessor
-// leaves (a forward must-analysis); a block that control may enter from
-// elsewhere (a function's entry, a call's return site, a jump-table or
-// code-pointer target: cfg.Block.Entry), that a block the analysis does
-// not follow jumps to, or that a loop-exit hook precedes, inherits
-// nothing. So one iteration of a loop passes on to the next only what
-// its back edge carries, and so does a block to the code after an if.
+// changes the address's registers or may synchronise: no atomic or
+// locked instruction, no fence, no loop hook, no string instruction,
+// nothing that did not decode, no call, and no plain store to another
+// location (the runtime takes a store to a word locked instructions use
+// as a release: a hand-written spinlock's unlock).
+//
+// The paths are those of the function's control-flow graph, forward
+// only: what a block inherits is what every predecessor leaves (a
+// forward must-analysis, flow.go), and a block that control may enter
+// from elsewhere (a function's entry, a call's return site, a jump-table
+// or code-pointer target: cfg.Block.Entry), by a backward edge, from a
+// block the analysis does not follow, after an undecodable instruction
+// or a loop-exit hook, or in a function with an indirect jump, inherits
+// nothing. So the checks left out are repeats within one iteration of a
+// loop or within straight-line code, as the issue's "same block or loop
+// iteration" asks: a loop that polls a relaxed atomic (a plain load the
+// runtime takes as an acquire) keeps the load's check in every
+// iteration.
 //
 // Why this loses no race: the thread makes no synchronisation between the
 // two accesses, so whatever another thread does that races with the
@@ -152,6 +160,9 @@ func run(sts []step, start []checked, out map[uint64]bool) []checked {
 			avail = avail[:0]
 		}
 		if st.access {
+			if st.c.write {
+				avail = only(avail, st.c.key)
+			}
 			if covered(avail, st.c) {
 				if out != nil {
 					out[st.addr] = true
@@ -173,6 +184,22 @@ func run(sts []step, start []checked, out map[uint64]bool) []checked {
 	return avail
 }
 
+// only keeps the accesses through address expression k. A plain store
+// may be a release at run time: the runtime takes a store to a word that
+// locked instructions use (a hand-written spinlock's unlock, a flag
+// polled by another thread) as one (runtime/detect, syncAccess). A
+// check made before it stands for no access to another location after
+// it, which another thread may reach through that release.
+func only(avail []checked, k key) []checked {
+	kept := avail[:0]
+	for _, c := range avail {
+		if c.key == k {
+			kept = append(kept, c)
+		}
+	}
+	return kept
+}
+
 // isBarrier: the instruction synchronises, or its memory effects are not
 // described by one operand.
 func isBarrier(ins *disasm.Inst, x *x86asm.Inst) bool {
@@ -183,7 +210,8 @@ func isBarrier(ins *disasm.Inst, x *x86asm.Inst) bool {
 		return true
 	}
 	switch x.Op {
-	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE, x86asm.XCHG, x86asm.CPUID, x86asm.SYSCALL:
+	case x86asm.MFENCE, x86asm.LFENCE, x86asm.SFENCE, x86asm.XCHG, x86asm.CPUID, x86asm.SYSCALL, x86asm.SYSENTER, x86asm.INT,
+		x86asm.XBEGIN, x86asm.XEND, x86asm.XABORT:
 		return true
 	}
 	return false

@@ -1,6 +1,8 @@
 package elide
 
 import (
+	"strings"
+
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 )
@@ -8,10 +10,20 @@ import (
 // flow is the control flow the analysis follows between blocks: per block,
 // the blocks with an edge into it that the analysis runs (preds) and those
 // it leads to (succs), and whether preds are all the ways in (closed): not
-// an entry, not the target of a block the analysis does not run, not in a
-// function with an indirect jump, and with no loop-exit hook on an
-// incoming edge. The lists are packed (one array
+// an entry, not the target of a block the analysis does not run, of a
+// backward edge or of an undecodable instruction's fall-through, in a
+// function the graph knows and that has no indirect jump, and with no
+// loop-exit hook on an incoming edge. The lists are packed (one array
 // and offsets: the graph of a large program has millions of blocks).
+//
+// A backward edge (to a block that starts at or before the edge's own
+// block) closes nothing, so what the analysis carries only moves forward
+// in the code and no loop passes a check from one iteration to the next:
+// the checks it leaves out are repeats within one iteration of a loop,
+// or within straight-line code, as IFRit's regions are. A loop may poll
+// a word another thread releases with plain stores (a relaxed atomic,
+// which compiles to a plain load) and only its first check would be
+// left, losing the acquires of the later iterations.
 type flow struct {
 	preds, succs edges
 	closed       []bool
@@ -49,18 +61,26 @@ func newFlow(in Input) *flow {
 	indirect := indirectJumps(g)
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
-		f.closed[bi] = in.checks(bi) && !b.Entry && (b.Func < 0 || !indirect[b.Func])
+		f.closed[bi] = in.checks(bi) && !b.Entry && b.Func >= 0 && !indirect[b.Func]
 	}
 	var pairs [][2]int32 // (to, from): the edges the analysis follows
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
+		insts := g.Insts(b)
+		if insts[len(insts)-1].Kind == disasm.Bad {
+			// it may be an instruction the decoder does not know, which
+			// falls through at run time
+			if si := g.BlockAt(b.End); si >= 0 && g.Blocks[si].Start == b.End {
+				f.closed[si] = false
+			}
+		}
 		open := !in.checks(bi) || (in.ExitHooked != nil && in.ExitHooked(b.Start))
 		for _, s := range successors(g, b) {
 			si := g.BlockAt(s)
 			if si < 0 || g.Blocks[si].Start != s {
 				continue
 			}
-			if open {
+			if open || s <= b.Start {
 				f.closed[si] = false
 			} else {
 				pairs = append(pairs, [2]int32{int32(si), int32(bi)})
@@ -80,14 +100,22 @@ func newFlow(in Input) *flow {
 	return f
 }
 
-// indirectJumps are the functions with an indirect jump: a jump table
-// the graph did not recover jumps to blocks it does not know as entries,
-// so none of their blocks inherits anything.
+// indirectJumps are the functions with an indirect jump (or a jump to a
+// retpoline thunk, which makes one): a jump table the graph did not
+// recover jumps to blocks it does not know as entries, so none of their
+// blocks inherits anything.
 func indirectJumps(g *cfg.Graph) map[int]bool {
+	thunks := map[uint64]bool{}
+	for _, f := range g.Funcs {
+		if strings.HasPrefix(f.Name, "__x86_indirect_thunk") || strings.HasPrefix(f.Name, "__x86_indirect_jump_thunk") {
+			thunks[f.Start] = true
+		}
+	}
 	out := map[int]bool{}
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
-		if b.Func >= 0 && g.Insts(b)[len(g.Insts(b))-1].Kind == disasm.JmpInd {
+		last := &g.Insts(b)[len(g.Insts(b))-1]
+		if b.Func >= 0 && (last.Kind == disasm.JmpInd || last.Kind == disasm.Jmp && thunks[last.Target]) {
 			out[b.Func] = true
 		}
 	}

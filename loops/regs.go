@@ -137,7 +137,7 @@ func implicitWrites(x *x86asm.Inst) uint32 {
 		}
 	case x86asm.CDQ, x86asm.CQO, x86asm.CWD:
 		return 1 << rDX
-	case x86asm.CDQE, x86asm.CWDE, x86asm.CBW, x86asm.LAHF:
+	case x86asm.CDQE, x86asm.CWDE, x86asm.CBW, x86asm.LAHF, x86asm.XLATB:
 		return 1 << rAX
 	case x86asm.CPUID:
 		return 1<<rAX | 1<<rBX | 1<<rCX | 1<<rDX
@@ -202,7 +202,7 @@ func regWrites(in *disasm.Inst, x *x86asm.Inst) uint32 {
 		}
 	}
 	switch x.Op {
-	case x86asm.XCHG, x86asm.XADD:
+	case x86asm.XCHG, x86asm.XADD, x86asm.MULX: // mulx writes its first two operands
 		if r, ok := x.Args[1].(x86asm.Reg); ok {
 			if n, _, ok := gpr(r); ok {
 				m |= 1 << n

@@ -49,8 +49,8 @@ type Options struct {
 	// range (written by the loader before main). A RIP-relative read
 	// there needs no check: nothing can race with it.
 	ReadOnly []Range
-	// Redundant are accesses whose checks an earlier access in the same
-	// block makes redundant (package elide): not instrumented.
+	// Redundant are accesses whose checks an earlier access on every path
+	// to them makes redundant (package elide): not instrumented.
 	Redundant map[uint64]bool
 	// Batches numbers the accesses that one runtime call may check
 	// together, at the first of them (elide.Batches): a group's number
