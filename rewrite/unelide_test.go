@@ -51,4 +51,19 @@ func TestPatchUnelided(t *testing.T) {
 	if _, err := patchUnelided(ein, opt, &patch.Result{}, repatch); err != nil || len(rounds) != 0 {
 		t.Errorf("nothing failed: patched again %d times (%v)", len(rounds), err)
 	}
+	// a patcher that fails on one more block each round (the else arm,
+	// then other blocks): it is patched again until no check stands for
+	// another
+	rounds = nil
+	more := []uint64{then, 0x1009, 0x1000, 0x1002, 0x100f}
+	growing := func(o patch.Options) (*patch.Result, error) {
+		rounds = append(rounds, o.Redundant)
+		return &patch.Result{FailedBlocks: more[:min(len(rounds)+1, len(more))]}, nil
+	}
+	if _, err := patchUnelided(ein, opt, &patch.Result{FailedBlocks: more[:1]}, growing); err != nil {
+		t.Fatal(err)
+	}
+	if len(rounds) == 0 || len(rounds[len(rounds)-1]) != 0 {
+		t.Errorf("failures that keep growing: %d rounds, the last with %v redundant (want none)", len(rounds), rounds)
+	}
 }
