@@ -68,6 +68,10 @@ type Binary struct {
 	GOT         map[uint64]string // GOT slot address -> imported symbol
 	FDEs        []FDE
 	LandingPads []uint64
+	// PadsUnknown are the functions (FDEs) whose exception table did not
+	// parse: their landing pads, entered by the unwinder, are not among
+	// LandingPads.
+	PadsUnknown []FDE
 	CodePtrs    []uint64 // code addresses stored in data (pointers, relocations, init/fini arrays)
 }
 
@@ -399,15 +403,22 @@ func (b *Binary) readEH() error {
 	fdes, _ := ParseEHFrame(b.SectionData(eh), eh.Addr) // keep what parsed; a partial table only loses hints
 	b.FDEs = fdes
 	gx := b.F.Section(".gcc_except_table")
-	if gx == nil {
-		return nil
+	var data []byte
+	if gx != nil {
+		data = b.SectionData(gx)
 	}
-	data := b.SectionData(gx)
 	for _, f := range fdes {
 		if f.LSDA == 0 {
 			continue
 		}
-		pads, _ := LandingPads(data, gx.Addr, f.LSDA, f.Start)
+		if gx == nil {
+			b.PadsUnknown = append(b.PadsUnknown, f)
+			continue
+		}
+		pads, err := LandingPads(data, gx.Addr, f.LSDA, f.Start)
+		if err != nil {
+			b.PadsUnknown = append(b.PadsUnknown, f)
+		}
 		b.LandingPads = append(b.LandingPads, pads...)
 	}
 	return nil

@@ -56,6 +56,10 @@ type Input struct {
 	// patched after all (patch.Result.FailedBlocks), so its accesses
 	// make no later check redundant (nil: every block is patched).
 	Unchecked func(blk uint64) bool
+	// Unknown: control may enter the block that starts at the address
+	// in ways the graph does not show (a function whose exception table
+	// did not parse: its landing pads are unknown). Nil: none.
+	Unknown func(blk uint64) bool
 }
 
 // key is an address expression.

@@ -61,7 +61,7 @@ func newFlow(in Input) *flow {
 	indirect := indirectJumps(g)
 	for bi := range g.Blocks {
 		b := &g.Blocks[bi]
-		f.closed[bi] = in.checks(bi) && !b.Entry && b.Func >= 0 && !indirect[b.Func]
+		f.closed[bi] = in.checks(bi) && !b.Entry && b.Func >= 0 && !indirect[b.Func] && (in.Unknown == nil || !in.Unknown(b.Start))
 	}
 	var pairs [][2]int32 // (to, from): the edges the analysis follows
 	for bi := range g.Blocks {

@@ -80,6 +80,10 @@ func TestRedundantAcrossBlocks(t *testing.T) {
 		els := addr(4)
 		in.Unchecked = func(blk uint64) bool { return blk == els }
 	})
+	flowCase(t, "join in a function whose landing pads are unknown", diamond(readRDI8, readRDI8, readRDI8, false), func(in *Input, addr func(int) uint64) {
+		join := addr(5)
+		in.Unknown = func(blk uint64) bool { return blk == join }
+	})
 	flowCase(t, "a call between", []line{
 		{[]byte{0x8b, 0x43, 0x08}, false, "mov eax, [rbx+8]"},
 		{[]byte{0xe8, 0x03, 0x00, 0x00, 0x00}, false, "call f"},

@@ -11,9 +11,11 @@
 package rewrite
 
 import (
+	"cmp"
 	"debug/elf"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"hgrewrite/cfg"
@@ -100,7 +102,23 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 // synchronise.
 func elideInput(bin *elfrw.Binary, g *cfg.Graph, hooks *patch.Hooks) elide.Input {
 	decode := LoopInput(bin, g).Decode
-	return elide.Input{Graph: g, Decode: decode, Hooked: hooks.InstHooked, ExitHooked: hooks.ExitHooked}
+	return elide.Input{Graph: g, Decode: decode, Hooked: hooks.InstHooked, ExitHooked: hooks.ExitHooked,
+		Unknown: inRanges(bin.PadsUnknown)}
+}
+
+// inRanges says whether an address lies in one of fdes' ranges.
+func inRanges(fdes []elfrw.FDE) func(uint64) bool {
+	if len(fdes) == 0 {
+		return nil
+	}
+	rs := slices.Clone(fdes)
+	slices.SortFunc(rs, func(a, b elfrw.FDE) int { return cmp.Compare(a.Start, b.Start) })
+	return func(a uint64) bool {
+		i, _ := slices.BinarySearchFunc(rs, a, func(f elfrw.FDE, a uint64) int { return cmp.Compare(f.Start, a+1) })
+		// rs[:i] start at or before a; FDEs do not overlap, so the last
+		// of them is the only one that may hold a
+		return i > 0 && a < rs[i-1].End
+	}
 }
 
 // patchRounds patches the graph. Hooks that could not be placed drop

@@ -7,6 +7,7 @@ import (
 
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
+	"hgrewrite/elfrw"
 	"hgrewrite/elide"
 	"hgrewrite/patch"
 )
@@ -65,5 +66,19 @@ func TestPatchUnelided(t *testing.T) {
 	}
 	if len(rounds) == 0 || len(rounds[len(rounds)-1]) != 0 {
 		t.Errorf("failures that keep growing: %d rounds, the last with %v redundant (want none)", len(rounds), rounds)
+	}
+}
+
+// TestInRanges: an address is in an FDE's range [Start, End), whichever
+// order the FDEs come in.
+func TestInRanges(t *testing.T) {
+	in := inRanges([]elfrw.FDE{{Start: 0x3000, End: 0x3100}, {Start: 0x1000, End: 0x1010}})
+	for a, want := range map[uint64]bool{0xfff: false, 0x1000: true, 0x100f: true, 0x1010: false, 0x2fff: false, 0x3000: true, 0x30ff: true, 0x3100: false} {
+		if in(a) != want {
+			t.Errorf("%#x: %v, want %v", a, in(a), want)
+		}
+	}
+	if inRanges(nil) != nil {
+		t.Error("no ranges: want a nil function")
 	}
 }
