@@ -20,8 +20,9 @@
 // from elsewhere (a function's entry, a call's return site, a jump-table
 // or code-pointer target: cfg.Block.Entry), by a backward edge, from a
 // block the analysis does not follow, after an undecodable instruction
-// or a loop-exit hook, or in a function with an indirect jump, inherits
-// nothing. So the checks left out are repeats within one iteration of a
+// or a loop-exit hook, or in a function the graph does not know, with an
+// indirect jump or with landing pads the exception table did not give,
+// inherits nothing. So the checks left out are repeats within one iteration of a
 // loop or within straight-line code, as the issue's "same block or loop
 // iteration" asks: a loop that polls a relaxed atomic (a plain load the
 // runtime takes as an acquire) keeps the load's check in every
@@ -127,7 +128,7 @@ type step struct {
 }
 
 // steps describes one block's instructions for run: decoded once, where
-// inherited's rounds run them many times. Register writes with nothing
+// the flow's passes (flow.solve) run them more than once. Register writes with nothing
 // else between them make one step.
 func steps(in Input, insts []disasm.Inst) []step {
 	var out []step
