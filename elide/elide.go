@@ -35,6 +35,8 @@
 package elide
 
 import (
+	"slices"
+
 	"golang.org/x/arch/x86/x86asm"
 
 	"hgrewrite/cfg"
@@ -80,27 +82,18 @@ type checked struct {
 }
 
 // Redundant returns the addresses of the instructions whose checks are
-// redundant.
+// redundant. The blocks run in address order: every edge the analysis
+// follows goes forward (flow.go), so a block's predecessors have run by
+// the time it does.
 func Redundant(in Input) map[uint64]bool {
 	out := map[uint64]bool{}
 	g := in.Graph
-	sts := make([][]step, len(g.Blocks))
+	f := newFlow(in)
+	end := make([][]checked, len(g.Blocks))
 	for bi := range g.Blocks {
 		if in.checks(bi) {
-			sts[bi] = steps(in, g.Insts(&g.Blocks[bi]))
+			end[bi] = block(in, g.Insts(&g.Blocks[bi]), f.start(bi, end), out)
 		}
-	}
-	f := newFlow(in)
-	end, known, settled := f.solve(in, sts)
-	for bi := range g.Blocks {
-		if !in.checks(bi) {
-			continue
-		}
-		var start []checked
-		if settled {
-			start = f.start(bi, end, known)
-		}
-		run(sts[bi], start, out)
 	}
 	return out
 }
@@ -116,74 +109,33 @@ func (in Input) checks(bi int) bool {
 		(in.Unchecked == nil || !in.Unchecked(b.Start))
 }
 
-// step is what one instruction, or a run of instructions, does to the
-// accesses available: clear them all (a hook, a barrier), check one
-// (access), or write registers (kill), in that order.
-type step struct {
-	addr   uint64
-	clear  bool
-	access bool
-	c      checked
-	kill   uint32
-}
-
-// steps describes one block's instructions for run: decoded once, where
-// the flow's passes (flow.solve) run them more than once. Register writes with nothing
-// else between them make one step.
-func steps(in Input, insts []disasm.Inst) []step {
-	var out []step
+// block runs the analysis over one block's instructions from the
+// accesses available at its start, adds the redundant ones to out, and
+// returns the accesses available at its end.
+func block(in Input, insts []disasm.Inst, start []checked, out map[uint64]bool) []checked {
+	avail := slices.Clone(start)
 	for i := range insts {
 		ins := &insts[i]
-		st := step{addr: ins.Addr, clear: in.Hooked != nil && in.Hooked(ins.Addr)}
-		d, ok := in.Decode(ins.Addr)
-		if !ok || isBarrier(ins, &d) {
-			st.clear = true
-			out = append(out, st)
-			continue
-		}
-		st.c, st.access = candidate(ins)
-		st.kill = loops.RegWrites(ins, &d)
-		if n := len(out); n > 0 && !st.clear && !st.access && !out[n-1].clear && !out[n-1].access {
-			out[n-1].kill |= st.kill
-			continue
-		}
-		if st.clear || st.access || st.kill != 0 {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// run runs one block's steps from the accesses available at its start,
-// adds the redundant ones to out (if not nil), and returns the accesses
-// available at its end.
-func run(sts []step, start []checked, out map[uint64]bool) []checked {
-	avail := append([]checked(nil), start...)
-	for i := range sts {
-		st := &sts[i]
-		if st.clear {
+		if in.Hooked != nil && in.Hooked(ins.Addr) {
 			avail = avail[:0]
 		}
-		if st.access {
-			if st.c.write {
-				avail = only(avail, st.c.key)
+		d, ok := in.Decode(ins.Addr)
+		if !ok || isBarrier(ins, &d) {
+			avail = avail[:0]
+			continue
+		}
+		if c, ok := candidate(ins); ok {
+			if c.write {
+				avail = only(avail, c.key)
 			}
-			if covered(avail, st.c) {
-				if out != nil {
-					out[st.addr] = true
-				}
+			if covered(avail, c) {
+				out[ins.Addr] = true
 			} else {
-				avail = append(avail, st.c)
+				avail = append(avail, c)
 			}
 		}
-		if st.kill != 0 {
-			kept := avail[:0]
-			for _, c := range avail {
-				if c.regs&st.kill == 0 {
-					kept = append(kept, c)
-				}
-			}
-			avail = kept
+		if w := loops.RegWrites(ins, &d); w != 0 {
+			avail = slices.DeleteFunc(avail, func(c checked) bool { return c.regs&w != 0 })
 		}
 	}
 	return avail
@@ -196,13 +148,7 @@ func run(sts []step, start []checked, out map[uint64]bool) []checked {
 // check made before it stands for no access to another location after
 // it, which another thread may reach through that release.
 func only(avail []checked, k key) []checked {
-	kept := avail[:0]
-	for _, c := range avail {
-		if c.key == k {
-			kept = append(kept, c)
-		}
-	}
-	return kept
+	return slices.DeleteFunc(avail, func(c checked) bool { return c.key != k })
 }
 
 // isBarrier: the instruction synchronises, or its memory effects are not

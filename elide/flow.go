@@ -1,6 +1,7 @@
 package elide
 
 import (
+	"slices"
 	"strings"
 
 	"hgrewrite/cfg"
@@ -8,8 +9,8 @@ import (
 )
 
 // flow is the control flow the analysis follows between blocks: per block,
-// the blocks with an edge into it that the analysis runs (preds) and those
-// it leads to (succs), and whether preds are all the ways in (closed): not
+// the blocks with an edge into it that the analysis runs (preds), and
+// whether they are all the ways in (closed): not
 // an entry, not the target of a block the analysis does not run, of a
 // backward edge or of an undecodable instruction's fall-through, in a
 // function the graph knows and that has no indirect jump, and with no
@@ -17,16 +18,17 @@ import (
 // and offsets: the graph of a large program has millions of blocks).
 //
 // A backward edge (to a block that starts at or before the edge's own
-// block) closes nothing, so what the analysis carries only moves forward
-// in the code and no loop passes a check from one iteration to the next:
+// block) closes its target, so what the analysis carries only moves
+// forward in the code (one pass in address order settles it) and no
+// loop passes a check from one iteration to the next:
 // the checks it leaves out are repeats within one iteration of a loop,
 // or within straight-line code, as IFRit's regions are. A loop may poll
 // a word another thread releases with plain stores (a relaxed atomic,
 // which compiles to a plain load) and only its first check would be
 // left, losing the acquires of the later iterations.
 type flow struct {
-	preds, succs edges
-	closed       []bool
+	preds  edges
+	closed []bool
 }
 
 // edges are lists per block: block bi's are to[at[bi]:at[bi+1]].
@@ -88,10 +90,6 @@ func newFlow(in Input) *flow {
 		}
 	}
 	f.preds = pack(n, pairs)
-	for i := range pairs {
-		pairs[i][0], pairs[i][1] = pairs[i][1], pairs[i][0]
-	}
-	f.succs = pack(n, pairs)
 	for bi := range f.closed {
 		if len(f.preds.of(bi)) == 0 {
 			f.closed[bi] = false
@@ -141,77 +139,15 @@ func successors(g *cfg.Graph, b *cfg.Block) []uint64 {
 	return nil
 }
 
-// solve is, per block, the checked accesses available at its end, found
-// by iterating to a fixed point from "everything" (the greatest solution
-// of a forward must-analysis): a block runs once one of its predecessors
-// did, and again whenever what one of them leaves changed. What a block
-// inherits only shrinks from pass to pass, and run is monotone, so this
-// settles; ok is false
-// when it did not within maxRounds passes, and an unsettled guess may
-// claim too much: no block may then inherit anything.
-func (f *flow) solve(in Input, sts [][]step) (end [][]checked, known []bool, ok bool) {
-	n := len(in.Graph.Blocks)
-	end, known = make([][]checked, n), make([]bool, n)
-	dirty := make([]bool, n)
-	for bi := range dirty {
-		dirty[bi] = in.checks(bi)
-	}
-	for round := 0; round <= maxRounds; round++ {
-		changed := false
-		for bi := range dirty {
-			if !dirty[bi] {
-				continue
-			}
-			dirty[bi] = false
-			if f.closed[bi] && !f.anyKnown(bi, known) {
-				continue // inherits everything so far: run once a predecessor ran
-			}
-			e := reduce(run(sts[bi], f.start(bi, end, known), nil))
-			if known[bi] && same(end[bi], e) {
-				continue
-			}
-			end[bi], known[bi], changed = e, true, true
-			for _, s := range f.succs.of(bi) {
-				dirty[s] = true
-			}
-		}
-		if !changed {
-			return end, known, true
-		}
-	}
-	return nil, nil, false
-}
-
-// maxRounds bounds solve's passes.
-const maxRounds = 100
-
-// anyKnown: a predecessor of block bi ran.
-func (f *flow) anyKnown(bi int, known []bool) bool {
-	for _, p := range f.preds.of(bi) {
-		if known[p] {
-			return true
-		}
-	}
-	return false
-}
-
-// start is what block bi inherits: what every predecessor leaves, a
-// predecessor not run yet standing for everything; nothing for a block
-// that is not closed.
-func (f *flow) start(bi int, end [][]checked, known []bool) []checked {
+// start is what block bi inherits: what every predecessor leaves (each
+// has run: it starts before bi); nothing for a block that is not closed.
+func (f *flow) start(bi int, end [][]checked) []checked {
 	if !f.closed[bi] {
 		return nil
 	}
-	var acc []checked
-	first := true
-	for _, p := range f.preds.of(bi) {
-		if !known[p] {
-			continue
-		}
-		if first {
-			acc, first = append([]checked(nil), end[p]...), false
-			continue
-		}
+	preds := f.preds.of(bi)
+	acc := slices.Clone(end[preds[0]])
+	for _, p := range preds[1:] {
 		acc = meet(acc, end[p])
 	}
 	return acc
@@ -225,18 +161,19 @@ func meet(a, b []checked) []checked {
 	for _, x := range a {
 		for _, y := range b {
 			if x.key == y.key {
-				x.size = min(x.size, y.size)
-				x.write = x.write && y.write
-				out = append(out, x)
+				both := x
+				both.size = min(x.size, y.size)
+				both.write = x.write && y.write
+				out = append(out, both)
 			}
 		}
 	}
 	return reduce(out)
 }
 
-// reduce drops the accesses another one covers (covered), so that two
-// lists that make the same checks redundant are the same set (same): a
-// pass that only rewrote the list would otherwise count as a change.
+// reduce drops the accesses another one covers (covered): a meet of
+// two predecessors' lists pairs each access with every access of the
+// same location, and the list would otherwise grow with every join.
 func reduce(a []checked) []checked {
 	var out []checked
 	for i, x := range a {
@@ -252,26 +189,4 @@ func reduce(a []checked) []checked {
 		}
 	}
 	return out
-}
-
-// same: a and b hold the same accesses, in any order (a meet keeps the
-// order of its first operand, which may be another predecessor's in
-// another round).
-func same(a, b []checked) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for _, x := range a {
-		found := false
-		for _, y := range b {
-			if x == y {
-				found = true
-				break
-			}
-		}
-		if !found {
-			return false
-		}
-	}
-	return true
 }

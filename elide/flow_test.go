@@ -72,6 +72,8 @@ func TestRedundantAcrossBlocks(t *testing.T) {
 	flowCase(t, "one arm", diamond(readRDI8, readRDI16, readRDI8, false), nil)
 	flowCase(t, "two bytes on one arm, four after", diamond(read2RDI8, readRDI8, readRDI8, false), nil)
 	flowCase(t, "two bytes on one arm, two after", diamond(read2RDI8, readRDI8, read2RDI8, true), nil)
+	readWrite := []byte{0x8b, 0x4f, 0x08, 0x89, 0x4f, 0x08} // mov ecx, [rdi+8]; mov [rdi+8], ecx
+	flowCase(t, "a read and a write on both arms, a write after", diamond(readWrite, readWrite, []byte{0x89, 0x57, 0x08}, true), nil)
 	flowCase(t, "exit hook on the then arm", diamond(readRDI8, readRDI8, readRDI8, false), func(in *Input, addr func(int) uint64) {
 		then := addr(2)
 		in.ExitHooked = func(blk uint64) bool { return blk == then }
