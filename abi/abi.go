@@ -200,8 +200,8 @@ const (
 	// the lock-order graph go.
 	LockDestroy = 1024
 	// LockTicked, with Unlock|LockEnd: the C side published the ending
-	// region's reads itself (runtime/readlog.c: the thread's way of the
-	// reader log already held them) and moved the thread to its next
+	// region itself (runtime/regionpub.c: its writes and its reads, in
+	// the hand-off tables) and moved the thread to its next
 	// segment; the Go side ticks the thread's clock to follow, without
 	// publishing the epoch, which the C side did.
 	LockTicked    = 2048

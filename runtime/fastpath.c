@@ -349,7 +349,7 @@ HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, u
 		return 1;
 	uint32_t bits = hg_handoff_bits[0];
 	uint64_t i = hg_hash(key >> 2, bits);
-	uint64_t *ways = (uint64_t *)(base + 64) + i * 16;
+	uint64_t *ways = &((struct hg_wslot *)(base + 64) + i)->way[0][0];
 	int found = 0;
 	for (int w = 0; w < 8; w++) {
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
@@ -771,7 +771,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	if (t->access_sp && !len && !(HG_INFO_FLAGS(info) & (HG_ATOMIC | HG_HOOK | HG_SPIN)))
 		e->len = HG_EVENT_LEN_SP | t->access_sp; /* for the report's stack (events.go) */
 	t->access_sp = 0;
-	t->go_pending = 1; /* the Go side may join and tick for it (readlog.c) */
+	t->go_pending = 1; /* the Go side may join and tick for it (regionpub.c) */
 	__asm__ volatile("" ::: "memory"); /* complete before it counts (see hg_event) */
 	t->n++;
 	if (t->n == HG_EVENTS || (HG_INFO_FLAGS(info) & HG_ATOMIC) ||

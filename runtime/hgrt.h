@@ -92,6 +92,7 @@ struct hg_event {
 #define HG_LKC 128 /* lockset transitions the lock view remembers (lockview.c) */
 #define HG_LKC_Q 8  /* transitions one flush hands the lock view (lockview.c, hg_lkc_drain) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
+#define HG_CMADE 512 /* hand-off table ways a record remembers writing in C (regionpub.c) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset
  * ids before and after an operation on a mutex. */
@@ -138,7 +139,7 @@ struct hg_thread {
 	uint64_t bytes;    /* bytes covered by ranges */
 	uint64_t deferred[HG_DEFER_KINDS]; /* stats=1: accesses handed to the Go side, by why (fastpath.c) */
 	uint64_t mark;     /* accesses + ranges when the current thread took the record (threads.c: records are reused) */
-	uint64_t pub_go, pub_c; /* stats=1: regions published by the Go side, and in C (readlog.c) */
+	uint64_t pub_go, pub_c; /* stats=1: regions published by the Go side, and in C (regionpub.c) */
 	uint64_t go_calls;      /* stats=1: calls into the Go side: flushes, wrappers' calls, checked frees */
 	uint32_t served;   /* earlier threads that used the record and made accesses */
 	struct hg_thread *next;      /* every record (statistics) */
@@ -162,7 +163,7 @@ struct hg_thread {
 	/* A buffered event may change the thread's clock on the Go side (a
 	 * join, a tick): anything but a lock or unlock that publishes
 	 * nothing. While it is 0 the Go side's clock is the thread's epoch
-	 * (hg_tstate), and readlog.c may move the thread to its next segment
+	 * (hg_tstate), and regionpub.c may move the thread to its next segment
 	 * itself. */
 	uint8_t go_pending;
 	uint8_t c_ticked; /* ... and the buffer holds a segment the C side began (HG_LOCK_TICKED) */
@@ -170,8 +171,18 @@ struct hg_thread {
 	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
 	 * seen the thread. A reader-log way published at a later clock holds
 	 * the thread's clock as it is now, but for its own component
-	 * (readlog.c). */
+	 * (regionpub.c). */
 	uint64_t joined_at;
+	/* The Go side has a clock snapshot of the thread made since its last
+	 * join (cRecord.KnowSnapshot): regionpub.c may publish a region that
+	 * wrote under it. The hand-off tables' ways it wrote so, each
+	 * table << 31 | way, until the Go side takes them at the thread's
+	 * next join (cRecord.TakeCMade); none are written once cmade is
+	 * full. */
+	uint8_t snap_ok;
+	uint8_t region_read; /* the region's mutex was taken in read mode (wrappers.c) */
+	uint16_t ncmade;
+	uint32_t cmade[HG_CMADE];
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
 	 * lockset ids as hg_tstate holds them (lk, valid while locks_known:
@@ -266,7 +277,7 @@ extern struct hg_options hg_opts; /* start.c */
  * memory's directory (shadow.c; package shadow: 8-byte granules, 32-byte
  * cells, 4 MiB chunks).
  *
- * A row is written by its own thread (its callbacks into Go, readlog.c;
+ * A row is written by its own thread (its callbacks into Go, regionpub.c;
  * its creator before it runs) and read by it at every access, so each has
  * a cache line of its own: packed, eight threads' epochs shared a line,
  * and every tick of one of them (a read-locked region ends with one)

@@ -107,6 +107,34 @@ func (r *cRecord) KnowJoin(clock uint64) {
 	}
 }
 
+// KnowSnapshot notes in the record whether its thread has a clock
+// snapshot the C side may publish under (hgrt.h, snap_ok). Only the
+// thread's own calls write it.
+func (r *cRecord) KnowSnapshot(ok bool) {
+	if r != nil {
+		var v C.uint8_t
+		if ok {
+			v = 1
+		}
+		r.snap_ok = v
+	}
+}
+
+// TakeCMade hands over and forgets the hand-off table ways the C side
+// wrote under the thread's snapshot (hgrt.h, cmade). Only the thread's
+// own calls read and write them.
+func (r *cRecord) TakeCMade(buf []uint32) []uint32 {
+	if r == nil || r.ncmade == 0 {
+		return buf
+	}
+	n := min(int(r.ncmade), len(r.cmade))
+	for _, w := range r.cmade[:n] {
+		buf = append(buf, uint32(w))
+	}
+	r.ncmade = 0
+	return buf
+}
+
 // KnowOverflow notes in the record the overflow segment of a hand-off
 // table that its thread knows (hgrt.h, over_known).
 func (r *cRecord) KnowOverflow(table detect.HandoffTable, id uint64) {

@@ -90,7 +90,7 @@ void hg_trace_init(struct hg_header *h);
 HG_INTERNAL void hg_trace_own(int32_t tid);
 HG_INTERNAL void hg_trace_detach(void);
 /* calltrace.c: the calling thread's segment e begins (as markTrace in
- * runtime/epochs.go, for an epoch the C side moved: readlog.c) */
+ * runtime/epochs.go, for an epoch the C side moved: regionpub.c) */
 HG_INTERNAL void hg_trace_mark_epoch(uint64_t e);
 
 /* The hand-off tables as the Go side published them (fastpath.c,
@@ -102,15 +102,33 @@ extern uint32_t hg_handoff_bits[2] HG_INTERNAL;
 /* One way of the reader log (runtime/detect/readlog.go, rlWay): the
  * granules a thread's regions read under a mutex, and the epoch of the
  * latest. seq is odd while a writer has the way: the Go side, or the C
- * side refreshing its thread's own way (readlog.c). */
+ * side publishing a region's reads there (regionpub.c). */
 struct hg_rlway {
 	uint64_t seq, mutex, epoch, n;
 	uint64_t keys[HG_RL_KEYS];
+	uint64_t flags; /* HG_RL_CMADE */
 };
+#define HG_RL_CMADE 1 /* the way's clock snapshot is its thread's current one (readlog.go, rlCMade) */
 
-/* readlog.c: the region of mutex m that t is ending published its reads
- * in C and moved t to its next segment (1), or the Go side must (0). */
-HG_INTERNAL int hg_readlog_refresh(struct hg_thread *t, uint64_t m);
+/* A slot of the published writes' table (runtime/detect/segtable.go,
+ * segSlotMem): 8 ways of (key, epoch), then the slot's meta: the
+ * writers' lock (seq odd while taken), the ways written in C (a bit
+ * each: their snapshot is their thread's current one), each way's first
+ * mutex, and when each way was written last, in writes to the slot
+ * (puts). */
+struct hg_wslot {
+	uint64_t way[8][2];
+	uint64_t seq, cmade;
+	uint64_t mutex[8];
+	uint32_t used[8];
+	uint32_t puts, pad[3];
+};
+_Static_assert(sizeof(struct hg_wslot) == 256, "segSlotMem");
+
+/* regionpub.c: the region of mutex m that t is ending was published in
+ * C and t moved to its next segment (1), or the Go side must publish it
+ * (0). */
+HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
 
 /* remote.c: the detector is a process of its own (a forked child) */
 HG_INTERNAL int hg_remote_on(void);

@@ -230,8 +230,13 @@ func (r *recMsg) KnowMember(id, gen uint32) {}
 
 func (r *recMsg) KnowOverflow(detect.HandoffTable, uint64) {}
 
-// KnowJoin: the child publishes no region in C (runtime/readlog.c).
+// KnowJoin, KnowSnapshot and TakeCMade: the child publishes no region in
+// C (runtime/regionpub.c).
 func (r *recMsg) KnowJoin(uint64) {}
+
+func (r *recMsg) KnowSnapshot(bool) {}
+
+func (r *recMsg) TakeCMade(buf []uint32) []uint32 { return buf }
 
 // NoteLockStep: the child's lock views learn no transitions (the cache
 // is the child's memory), so they follow its locksets from flush to flush.

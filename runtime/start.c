@@ -311,8 +311,8 @@ static void hg_print_stats(void)
 	hg_print(line);
 	if (pub_go + pub_c) {
 		snprintf(line, sizeof line,
-			 "hgrewrite: pid %d: %llu lock-protected regions published by the Go side, %llu in C (read only "
-			 "what their thread's reader-log way held)\n",
+			 "hgrewrite: pid %d: %llu lock-protected regions published by the Go side, %llu in C "
+			 "(regionpub.c)\n",
 			 (int)getpid(), (unsigned long long)pub_go, (unsigned long long)pub_c);
 		hg_print(line);
 	}

@@ -180,7 +180,7 @@ HG_SLOW struct hg_thread *hg_register(void)
 	struct hg_thread *t = hg_reuse_record();
 	if (t) {
 		hg_set_tid(t, -1);
-		t->joined_at = ~0ull; /* until the Go side has seen the thread (readlog.c) */
+		t->joined_at = ~0ull; /* until the Go side has seen the thread (regionpub.c) */
 		if (!t->buf && !hg_map_buffer(t))
 			t->in_rt = 1; /* no buffer: count only */
 		hg_self = t;
@@ -233,6 +233,8 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->n = 0;
 	t->go_pending = t->c_ticked = 0;
 	t->joined_at = ~0ull;
+	t->snap_ok = 0;
+	t->ncmade = 0;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
 	t->want_stack = 0;
 	t->locks_known = 0;

@@ -47,7 +47,7 @@ static inline struct hg_thread *hg_active(void *ra)
  * did while the wrapper's real function blocked (a handler run during
  * pthread_join) goes first: it came before the call. So do buffered
  * events while a segment the C side began waits in them for the Go side
- * to tick (readlog.c): the call may tick the thread's clock too. */
+ * to tick (regionpub.c): the call may tick the thread's clock too. */
 #define GO(t, call)                            \
 	do {                                   \
 		if ((t)->c_ticked)             \

@@ -422,6 +422,7 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
+		t->region_read = (mode & HG_LOCK_READ) != 0;
 		hg_record_reads_reset(t);
 		t->nrec_w = 0;
 		t->rec_writes_on = 1;
@@ -510,7 +511,7 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
 	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
-	if (hg_readlog_refresh(t, (uint64_t)(uintptr_t)m)) {
+	if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
 		/* published in C: the Go side follows the tick */
 		t->pub_c++;
 		mode |= HG_LOCK_TICKED;

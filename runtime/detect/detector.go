@@ -63,19 +63,22 @@ type thread struct {
 	createStack  []uint64 // the creator's call stack (creation.stack), nil for the main thread
 	name         string   // given by the program (ThreadName), "" if none; under Detector.mu
 	exitVC       *shadow.VC
-	depth        map[uint64]int // lock -> times held (recursive mutexes, read locks taken twice)
-	env          msm.Env        // env{d, t}, made once: an interface value per access would allocate
-	cond         condState      // lock-protected region recording (cond.go)
-	snap         *shadow.VC     // snapshot of vc for published segments, nil after a join (handoff.go)
-	overKnown    [4]uint64      // ids of overflow segments t's clock already covers (handoff.go news)
-	regionMutex  uint64         // the mutex of the current region, or of the last one (handoff.go)
-	regionRead   bool           // regionMutex was taken in read mode: it orders no writes (handoff.go)
-	pending      []*raceReport  // reports waiting for the thread's stack (reporter.emit), under reporter.mu
-	npending     atomic.Int32   // len(pending), read without the lock at every flush (pendingCount)
-	accessSP     uint64         // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
-	rec          Region         // the thread's region recording, set at every flush (cond.go reads it)
-	tsetGen      uint32         // the threadsets' generation when the flush began (Region.KnowMember)
-	orderPending []lockPair     // acquisitions waiting for the thread's stack to enter the lock-order graph (lockorder.go)
+	depth        map[uint64]int            // lock -> times held (recursive mutexes, read locks taken twice)
+	env          msm.Env                   // env{d, t}, made once: an interface value per access would allocate
+	cond         condState                 // lock-protected region recording (cond.go)
+	snap         *shadow.VC                // snapshot of vc for published segments, nil after a join (handoff.go)
+	snapPub      atomic.Pointer[shadow.VC] // snap, for other threads' look-ups of what the C side published (snapOf)
+	det          *Detector                 // for the tables a join materializes (handoff.go)
+	cmade        []uint32                  // dropSnapshot's buffer
+	overKnown    [4]uint64                 // ids of overflow segments t's clock already covers (handoff.go news)
+	regionMutex  uint64                    // the mutex of the current region, or of the last one (handoff.go)
+	regionRead   bool                      // regionMutex was taken in read mode: it orders no writes (handoff.go)
+	pending      []*raceReport             // reports waiting for the thread's stack (reporter.emit), under reporter.mu
+	npending     atomic.Int32              // len(pending), read without the lock at every flush (pendingCount)
+	accessSP     uint64                    // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
+	rec          Region                    // the thread's region recording, set at every flush (cond.go reads it)
+	tsetGen      uint32                    // the threadsets' generation when the flush began (Region.KnowMember)
+	orderPending []lockPair                // acquisitions waiting for the thread's stack to enter the lock-order graph (lockorder.go)
 }
 
 // New starts a detector: it maps the shadow memory (outside the Go heap).
@@ -93,6 +96,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 		handles: map[uint64]int32{}, named: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
 		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
+	d.wrSeg.table.snapOf, d.rdSeg.snapOf = d.snapOf, d.snapOf
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}
@@ -149,7 +153,7 @@ func (d *Detector) newThread(parent *thread, at creation) *thread {
 		}
 		t.mirror(t.vc)
 	}
-	t.env = env{d, t}
+	t.env, t.det = env{d, t}, d
 	if earlier > 0 {
 		d.threads[tid] = t
 		d.host.PublishLocks(tid, 0, 0) // the earlier thread's are not t's

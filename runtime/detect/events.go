@@ -16,6 +16,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 		// what t's clock took in before (its parent's, a join made
 		// outside a flush) is news to the fast path
 		rec.KnowJoin(t.vc.Get(uint16(t.tid)))
+		rec.KnowSnapshot(t.snap != nil)
 	}
 	t.rec, t.tsetGen = rec, d.tsets.Generation()
 	for i, e := range events {
@@ -120,7 +121,7 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 		d.regionEnd(t, addr, exclusive, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
 		if mode&abi.LockTicked != 0 {
 			// the C side published the region and began t's next
-			// segment (runtime/readlog.c): the clock follows, the epoch
+			// segment (runtime/regionpub.c): the clock follows, the epoch
 			// is published already
 			t.vc.Tick(uint16(t.tid))
 		}

@@ -162,19 +162,59 @@ func (seg *wrSeg) heldBy(t *thread) bool {
 
 // snapshot is a copy of t's vector clock that stays valid until t joins
 // another clock; ticks change only t's own component, which segments keep
-// apart. Publishing a region then costs no copy of the clock.
+// apart. Publishing a region then costs no copy of the clock. While t has
+// one, its fast path may publish a region itself (runtime/regionpub.c):
+// the ways it writes name t's epoch, and stand for this snapshot
+// (snapOf) until t's next join materializes them.
 func (t *thread) snapshot() *shadow.VC {
 	if t.snap == nil {
 		t.snap = t.vc.Copy()
+		t.snapPub.Store(t.snap)
+		if t.rec != nil {
+			t.rec.KnowSnapshot(true)
+		}
 	}
 	return t.snap
+}
+
+// snapOf is thread tid's current snapshot (nil for none), for a way of
+// a hand-off table that the C side wrote for tid.
+func (d *Detector) snapOf(tid uint16) *shadow.VC {
+	if t := d.thread(int32(tid)); t != nil {
+		return t.snapPub.Load()
+	}
+	return nil
+}
+
+// dropSnapshot ends t's snapshot (t joins another clock, or is done):
+// first the ways the C side published under it get it in place of the
+// reference, which would name a later snapshot from now on. snapPub
+// keeps naming it: no way refers to it any more, and the next snapshot
+// replaces it before the C side may publish again.
+func (t *thread) dropSnapshot() {
+	if t.rec != nil {
+		t.rec.KnowSnapshot(false)
+		t.cmade = t.rec.TakeCMade(t.cmade[:0])
+		vc := t.snap
+		if vc == nil && len(t.cmade) > 0 {
+			vc = t.vc.Copy() // never: the C side publishes under a snapshot only
+		}
+		for _, w := range t.cmade {
+			if table, way := HandoffTable(w>>31), w&(1<<31-1); table == HandoffWrites {
+				t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
+			} else {
+				t.det.rdSeg.materialize(int(way), uint16(t.tid), vc)
+			}
+		}
+	}
+	t.snap = nil
 }
 
 // join makes t's clock at least v (every join goes through here, so that
 // the snapshot is dropped).
 func (t *thread) join(v *shadow.VC) {
+	t.dropSnapshot()
 	t.vc.Join(v)
-	t.snap = nil
 	t.mirror(v)
 	t.joined()
 }

@@ -89,10 +89,18 @@ func (h *fakeHost) output() string {
 	return h.out.String()
 }
 
-// fakeRegion is a thread's C record: its region recording.
+// fakeRegion is a thread's C record: its region recording, and the
+// ways a test wrote as the C side would (cmade, TakeCMade).
 type fakeRegion struct {
 	reads, writes []uint64
 	readsAll      bool
+	snapOK        bool
+	cmade         []fakeWay
+}
+
+type fakeWay struct {
+	table HandoffTable
+	way   uint32
 }
 
 func (r *fakeRegion) Recorded(reads, writes []uint64) ([]uint64, []uint64, bool) {
@@ -106,6 +114,16 @@ func (r *fakeRegion) KnowOverflow(table HandoffTable, id uint64) {}
 func (r *fakeRegion) KnowJoin(clock uint64) {}
 
 func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
+
+func (r *fakeRegion) KnowSnapshot(ok bool) { r.snapOK = ok }
+
+func (r *fakeRegion) TakeCMade(buf []uint32) []uint32 {
+	for _, w := range r.cmade {
+		buf = append(buf, uint32(w.table)<<31|w.way)
+	}
+	r.cmade = r.cmade[:0]
+	return buf
+}
 
 // bench is one detector under test.
 type bench struct {

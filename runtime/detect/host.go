@@ -106,7 +106,7 @@ type Region interface {
 	// clock took in another at its own clock value clock (a join), or may
 	// have before (the Go side's first sight of the thread): a reader-log
 	// way the thread published at a clock up to that one no longer holds
-	// the thread's clock (runtime/readlog.c).
+	// the thread's clock (runtime/regionpub.c).
 	KnowJoin(clock uint64)
 	// NoteLockStep tells the thread's fast path that a lock operation
 	// (step) took the thread's lockset ids (PublishLocks: held in the
@@ -114,6 +114,14 @@ type Region interface {
 	// it follows them across the same operation next time, before the
 	// Go side has processed it (runtime/lockview.c).
 	NoteLockStep(before, after uint64, step LockStep)
+	// KnowSnapshot tells the thread's fast path whether the thread has a
+	// clock snapshot (thread.snapshot) under which it may publish a
+	// lock-protected region itself (runtime/regionpub.c).
+	KnowSnapshot(ok bool)
+	// TakeCMade appends to buf the hand-off table ways the fast path
+	// wrote for the thread under its snapshot since the last call
+	// (table << 31 | way), forgets them, and returns buf.
+	TakeCMade(buf []uint32) []uint32
 }
 
 // HandoffInHeap is the address PublishHandoffTable gives for a table

@@ -44,6 +44,7 @@ type readLog struct {
 	ready     atomic.Bool    // the fields above are set: news may read them (a look-up does not go through alloc)
 	over      overflow       // the evicted ways folded together (segtable.go)
 	published func(base uintptr)
+	snapOf    func(tid uint16) *shadow.VC // as segTable.snapOf, for ways with rlCMade
 }
 
 // The reader log's shape, which the C side reads (runtime/hgabi.h).
@@ -62,19 +63,29 @@ const (
 
 // rlWay is one (mutex, thread) way, laid out for the C side (struct
 // hg_rlway). A writer takes the way by making seq odd (lock), writes the
-// rest, and makes seq even again; a reader that sees seq odd or changed
-// takes the way as news. The Go side's writers take the slot's stripe
-// too; the C side writes only its thread's own way, and only its epoch
-// (runtime/readlog.c: a region that read nothing new moves the way's
-// segment on), so the way's epoch, not its segment's clock, says which of
-// the thread's segments the way holds (seg).
+// rest, and makes seq even again; a Go reader that sees seq odd or
+// changed reads again (newsAt), the C side's takes the way as news. The
+// Go side's writers take the slot's stripe too. The C side writes the
+// way a region of its thread publishes into, as putUnder would pick it
+// (runtime/regionpub.c: the thread's own way of the mutex, another one
+// its clock covers, or a free one): the reads it adds, and the epoch; so
+// the way's epoch, not its segment's clock, says which of the thread's
+// segments the way holds (seg). When the thread's own way was published
+// before the thread's last join, or the way was another's or free, the
+// C side sets rlCMade: the way's clock snapshot is then its thread's
+// current one, as for the published writes' ways (slotMeta.cmade,
+// materialize).
 type rlWay struct {
 	seq   atomic.Uint64
 	mutex atomic.Uint64 // 0: free
 	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
 	n     atomic.Uint64 // keys held, or rlAll
 	keys  [readKeys]atomic.Uint64
+	flags atomic.Uint64 // rlCMade
 }
+
+// rlCMade is the flag of a way whose segment the C side wrote (rlWay).
+const rlCMade = 1
 
 // lock takes the way from other writers: the C side's may hold it for a
 // few instructions.
@@ -201,6 +212,9 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 	if ref.more.Load() != seg.more {
 		ref.more.Store(seg.more)
 	}
+	if w.flags.Load() != 0 {
+		w.flags.Store(0)
+	}
 	w.mutex.Store(m)
 	w.unlock()
 }
@@ -245,18 +259,25 @@ func (ks *wayKeys) add(k uint64) {
 
 // seg is way i's segment (ok false for a free way): the one published
 // there, at the way's epoch, which the C side moves on (the same past but
-// for the thread's own clock: readlog.c). The caller has the way, or reads
+// for the thread's own clock: regionpub.c). The caller has the way, or reads
 // it between two equal even seqs.
 func (r *readLog) seg(i int) (seg wrSeg, ok bool) {
+	w := &r.ways[i]
+	seg.epoch = shadow.Epoch(w.epoch.Load())
+	if w.flags.Load()&rlCMade != 0 {
+		// a region under this mutex alone (runtime/regionpub.c)
+		seg.vc, seg.mutex = r.snapOf(seg.tid()), w.mutex.Load()
+		return seg, seg.vc != nil
+	}
 	ref := &r.refs[i]
-	seg = wrSeg{vc: ref.vc.Load(), mutex: ref.mutex.Load(), more: ref.more.Load(), epoch: shadow.Epoch(r.ways[i].epoch.Load())}
+	seg.vc, seg.mutex, seg.more = ref.vc.Load(), ref.mutex.Load(), ref.more.Load()
 	return seg, seg.vc != nil
 }
 
 // covered reports whether way i's segment happens before seg (the way
 // taken, under the stripe).
 func (r *readLog) covered(i int, seg *wrSeg) bool {
-	if r.refs[i].vc.Load() == nil {
+	if _, ok := r.seg(i); !ok {
 		return false
 	}
 	e := shadow.Epoch(r.ways[i].epoch.Load())
@@ -266,8 +287,30 @@ func (r *readLog) covered(i int, seg *wrSeg) bool {
 // empty frees way i (taken, under the stripe).
 func (r *readLog) empty(i int) {
 	r.ways[i].mutex.Store(0)
+	r.ways[i].flags.Store(0)
 	r.refs[i].vc.Store(nil)
 	r.refs[i].more.Store(nil)
+}
+
+// materialize puts vc, thread tid's current clock snapshot, in way i if
+// the C side moved the way on for tid and it holds the snapshot by
+// reference still (rlCMade): tid is about to join another clock, after
+// which the reference would name a later snapshot.
+func (r *readLog) materialize(i int, tid uint16, vc *shadow.VC) {
+	if !r.ready.Load() || i < 0 || i >= len(r.ways) {
+		return
+	}
+	w := &r.ways[i]
+	w.lock()
+	defer w.unlock()
+	if w.flags.Load()&rlCMade == 0 || shadow.Epoch(w.epoch.Load()).TID() != tid {
+		return
+	}
+	ref := &r.refs[i]
+	ref.vc.Store(vc)
+	ref.mutex.Store(w.mutex.Load())
+	ref.more.Store(nil)
+	w.flags.Store(0)
 }
 
 // evict frees a way of the full slot at base and returns it taken: one
@@ -303,21 +346,41 @@ func (r *readLog) news(t *thread, m, lo, hi uint64, out *[rlWays]wrSeg) (n int, 
 	}
 	base := r.slot(m)
 	for i := base; i < base+rlWays; i++ {
-		w := &r.ways[i]
-		s := w.seq.Load()
-		if s&1 != 0 || w.mutex.Load() != m {
-			continue // being written: by a region of another mutex (publications under m are waited for)
-		}
-		e := shadow.Epoch(w.epoch.Load())
-		if e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) || !w.reads(lo, hi) {
-			continue
-		}
-		if seg, ok := r.seg(i); ok && w.seq.Load() == s {
+		if seg, ok := r.newsAt(i, t, m, lo, hi); ok {
 			out[n] = seg
 			n++
 		}
 	}
 	return n, r.over.Load()
+}
+
+// newsAt is way i's segment if news reports it. A way being written is
+// waited for: its thread may materialize it at any time (publications
+// under m itself are waited for before the region began).
+func (r *readLog) newsAt(i int, t *thread, m, lo, hi uint64) (seg wrSeg, ok bool) {
+	w := &r.ways[i]
+	for spins := 1; ; spins++ {
+		s := w.seq.Load()
+		if s&1 != 0 {
+			if spins%64 == 0 {
+				runtime.Gosched()
+			}
+			continue
+		}
+		if w.mutex.Load() != m {
+			return seg, false
+		}
+		e := shadow.Epoch(w.epoch.Load())
+		if e.TID() == uint16(t.tid) || t.vc.HappensBefore(e) || !w.reads(lo, hi) {
+			if w.seq.Load() == s {
+				return seg, false
+			}
+			continue
+		}
+		if seg, ok = r.seg(i); w.seq.Load() == s {
+			return seg, ok
+		}
+	}
 }
 
 // reads reports whether the way holds a granule of [lo, hi).

@@ -162,7 +162,7 @@ func workerKept(t *testing.T, r *readLog, w int) []wrSeg {
 	return last
 }
 
-// moveOn does what runtime/readlog.c does at the end of a region of
+// moveOn does what runtime/regionpub.c does at the end of a region of
 // thread tid that read only what its way under m holds: it takes the
 // way, moves its epoch to the thread's clock, and gives it back. It
 // reports whether it found the way free to take.

@@ -2,6 +2,7 @@ package detect
 
 import (
 	"cmp"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -31,31 +32,35 @@ type segTable struct {
 	slots atomic.Pointer[[]segSlot]
 	alloc sync.Once
 	bits  uint
-	// put takes its slot's stripe: two threads publishing into one slot
-	// at once would otherwise take the same free way.
-	mu   [64]sync.Mutex
-	over overflow // the evicted entries folded together
+	over  overflow // the evicted entries folded together
 	// published is told where the table's keys are, once allocated
 	published func(keys uintptr)
+	// snapOf is thread tid's current clock snapshot (thread.snapshot),
+	// which a way the C side wrote holds (slotMeta.cmade; nil while no
+	// thread has one)
+	snapOf func(tid uint16) *shadow.VC
 }
 
 const segWays = 8
 
-// segSlot: a way's key and its segment's epoch share two cache lines
-// (ways), so that a look-up of a variable nobody published, or by a
-// thread that already knows its segment, reads nothing else. They live
-// outside the Go heap when they can (handoffMemory), where the C fast path
-// reads them too. The rest of each way's segment is kept in place (refs):
+// segSlot is a slot of the table. Its ways' keys and epochs, and its
+// meta (the writers' lock and what the C side writes besides), live
+// outside the Go heap when they can (handoffMemory, segSlotMem), where
+// the C fast path reads them, and writes them when it publishes a
+// region itself (runtime/regionpub.c). A way's key and its segment's
+// epoch share two cache lines, so that a look-up of a variable nobody
+// published, or by a thread that already knows its segment, reads
+// nothing else. The rest of each way's segment is kept in place (refs):
 // a lock-heavy program publishes a segment per region and keeps tens of
-// thousands of them in the table, which as objects of their own took more
-// memory than the table (bench/locks.c: 3 of the Go side's 5.3 MB live).
-// A slot's refs are allocated by its first put: the collector scans them,
-// and a program that publishes a few variables would otherwise keep them
-// all resident (2 MB).
+// thousands of them in the table, which as objects of their own took
+// more memory than the table (bench/locks.c: 3 of the Go side's 5.3 MB
+// live). A slot's refs are allocated by its first put from the Go side:
+// the collector scans them, and a program that publishes a few
+// variables would otherwise keep them all resident (2 MB).
 type segSlot struct {
 	ways *[segWays]segWay
+	meta *slotMeta
 	refs atomic.Pointer[segRefs]
-	puts uint32
 }
 
 type segWay struct {
@@ -63,64 +68,128 @@ type segWay struct {
 	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
 }
 
-// segRefs is a slot's segments but for their epochs: the fields of few
-// segments' more are kept apart, made for the slot by the first of them.
+// slotMeta is a slot's writers' lock and the part of its ways' segments
+// the C side can write (struct hg_wslot). A writer, the Go side's put or
+// the C side's, takes the slot by making seq odd and gives it back by
+// making it even again; a reader that reads seq even, the way, and the
+// same seq again read one segment (load). A way whose bit is set in
+// cmade was written by the C side for a region of the way's thread: its
+// clock snapshot is that thread's current one (snapOf), until the
+// thread's next join, before which the Go side puts the snapshot in the
+// way's refs and clears the bit (materialize).
+type slotMeta struct {
+	seq   atomic.Uint64
+	cmade atomic.Uint64
+	mutex [segWays]atomic.Uint64 // each way's first mutex (0: none)
+	// puts counts the slot's writes; used is when each way was written
+	// last, in puts (evict takes the oldest). Under the lock.
+	used [segWays]uint32
+	puts uint32
+	_    [3]uint32
+}
+
+// segSlotMem is a slot as it is laid out for the C side (struct
+// hg_wslot, 256 bytes): the ways' two cache lines, then the meta's.
+type segSlotMem struct {
+	ways [segWays]segWay
+	meta slotMeta
+}
+
+// lock takes the slot from other writers: the C side's may hold it for
+// a few instructions, on a thread that may be descheduled.
+func (m *slotMeta) lock() {
+	for spins := 0; ; spins++ {
+		if s := m.seq.Load(); s&1 == 0 && m.seq.CompareAndSwap(s, s+1) {
+			return
+		}
+		if spins%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+}
+
+func (m *slotMeta) unlock() { m.seq.Add(1) }
+
+// stable is the slot's seq once no writer holds it.
+func (m *slotMeta) stable() uint64 {
+	for spins := 0; ; spins++ {
+		if s := m.seq.Load(); s&1 == 0 {
+			return s
+		}
+		if spins%64 == 63 {
+			runtime.Gosched()
+		}
+	}
+}
+
+// segRefs is a slot's segments but for their epochs and first mutexes:
+// the fields of few segments' more are kept apart, made for the slot by
+// the first of them.
 type segRefs struct {
 	ways [segWays]segRef
 	more atomic.Pointer[[segWays]atomic.Pointer[segMore]]
 }
 
-// segRef is a way's segment but for its epoch and more. put rewrites a
-// way, under its slot's stripe, as seq odd, key 0, the segment's fields,
-// epoch, key, seq even; a reader that reads seq, key, the fields and
-// epoch, and then the same even seq, read one segment (load).
+// segRef is a way's clock snapshot, written under the slot's lock.
 type segRef struct {
-	seq   atomic.Uint32
-	used  uint32 // when the way was last written, in puts to the slot (under the stripe)
-	vc    atomic.Pointer[shadow.VC]
-	mutex atomic.Uint64
+	vc atomic.Pointer[shadow.VC]
 }
 
-// load is way i's segment if its key is key (ok false otherwise, or while
-// put rewrites it).
-func (s *segSlot) load(i int, key uint64) (seg wrSeg, ok bool) {
+// load is way i's segment if its key is key (ok false otherwise). A
+// way being written is waited for: a materialization (below) may
+// rewrite a way at any time, not only a publication under a mutex the
+// reader holds, which it would not miss.
+func (st *segTable) load(s *segSlot, i int, key uint64) (seg wrSeg, ok bool) {
+	for {
+		seq := s.meta.stable()
+		if s.ways[i].key.Load() != key {
+			if s.meta.seq.Load() == seq {
+				return seg, false
+			}
+			continue
+		}
+		seg, ok = st.seg(s, i)
+		if s.meta.seq.Load() == seq {
+			return seg, ok
+		}
+	}
+}
+
+// seg is the segment of way i (ok false for none), read under the
+// slot's lock or between two equal even seqs.
+func (st *segTable) seg(s *segSlot, i int) (seg wrSeg, ok bool) {
+	seg = wrSeg{mutex: s.meta.mutex[i].Load(), epoch: shadow.Epoch(s.ways[i].epoch.Load())}
+	if s.meta.cmade.Load()&(1<<i) != 0 {
+		seg.vc = st.snapOf(seg.tid())
+		return seg, seg.vc != nil
+	}
 	refs := s.refs.Load()
 	if refs == nil {
 		return seg, false
 	}
-	r, w := &refs.ways[i], &s.ways[i]
-	seq := r.seq.Load()
-	if seq&1 != 0 || w.key.Load() != key {
-		return seg, false
-	}
-	seg = refs.seg(i, w)
-	return seg, r.seq.Load() == seq && seg.vc != nil
-}
-
-// seg is the segment of way i, whose epoch w holds.
-func (refs *segRefs) seg(i int, w *segWay) wrSeg {
-	r := &refs.ways[i]
-	seg := wrSeg{vc: r.vc.Load(), mutex: r.mutex.Load(), epoch: shadow.Epoch(w.epoch.Load())}
+	seg.vc = refs.ways[i].vc.Load()
 	if more := refs.more.Load(); more != nil {
 		seg.more = more[i].Load()
 	}
-	return seg
+	return seg, seg.vc != nil
 }
 
 // store makes seg way i's segment, under key (the caller holds the
-// slot's stripe). A way that held another key is taken from the C side's
+// slot's lock). A way that held another key is taken from the C side's
 // readers (key 0) while its epoch changes; one that held key already is
 // not: either epoch is one of key's. (Each store is a locked instruction:
 // a pipeline's region publishes a few variables, each of them again.)
 func (s *segSlot) store(i int, key uint64, seg *wrSeg) {
 	refs := s.refs.Load()
 	r, w := &refs.ways[i], &s.ways[i]
-	r.seq.Add(1)
 	same := w.key.Load() == key
 	if !same {
 		w.key.Store(0)
 	}
-	storeSeg(&r.vc, &r.mutex, seg)
+	storeSeg(&r.vc, &s.meta.mutex[i], seg)
+	if c := s.meta.cmade.Load(); c&(1<<i) != 0 {
+		s.meta.cmade.Store(c &^ (1 << i))
+	}
 	more := refs.more.Load()
 	if more == nil && seg.more != nil {
 		more = new([segWays]atomic.Pointer[segMore])
@@ -133,13 +202,12 @@ func (s *segSlot) store(i int, key uint64, seg *wrSeg) {
 	if !same {
 		w.key.Store(key)
 	}
-	r.seq.Add(1)
 }
 
 // storeSeg writes seg's clock and first mutex where a table keeps them
-// (segRef, rlRef), each only if it changes: a store of Go's atomics is a
-// locked instruction, and a thread's regions mostly publish under the
-// same clock snapshot and mutex as the way's last.
+// (segRef and slotMeta, rlRef), each only if it changes: a store of Go's
+// atomics is a locked instruction, and a thread's regions mostly publish
+// under the same clock snapshot and mutex as the way's last.
 func storeSeg(vc *atomic.Pointer[shadow.VC], mutex *atomic.Uint64, seg *wrSeg) {
 	if vc.Load() != seg.vc {
 		vc.Store(seg.vc)
@@ -149,17 +217,45 @@ func storeSeg(vc *atomic.Pointer[shadow.VC], mutex *atomic.Uint64, seg *wrSeg) {
 	}
 }
 
-// held is way i's segment, for the holder of the slot's stripe; ok false
+// held is way i's segment, for the holder of the slot's lock; ok false
 // for a free way.
-func (s *segSlot) held(i int) (seg wrSeg, ok bool) {
+func (st *segTable) held(s *segSlot, i int) (seg wrSeg, ok bool) {
 	if s.ways[i].key.Load() == 0 {
 		return seg, false
 	}
-	return s.refs.Load().seg(i, &s.ways[i]), true
+	return st.seg(s, i)
+}
+
+// materialize puts vc, thread tid's current clock snapshot, in way w
+// (slot w/segWays) if the C side wrote it for tid and it holds the
+// snapshot by reference still (slotMeta.cmade): tid is about to join
+// another clock, after which the reference would name a later snapshot.
+func (st *segTable) materialize(w uint32, tid uint16, vc *shadow.VC) {
+	slots := st.slots.Load()
+	if slots == nil || int(w/segWays) >= len(*slots) {
+		return
+	}
+	s, i := &(*slots)[w/segWays], int(w%segWays)
+	s.meta.lock()
+	defer s.meta.unlock()
+	c := s.meta.cmade.Load()
+	if c&(1<<i) == 0 || shadow.Epoch(s.ways[i].epoch.Load()).TID() != tid {
+		return
+	}
+	if s.refs.Load() == nil {
+		s.refs.Store(new(segRefs))
+	}
+	refs := s.refs.Load()
+	refs.ways[i].vc.Store(vc)
+	if more := refs.more.Load(); more != nil {
+		more[i].Store(nil)
+	}
+	s.meta.cmade.Store(c &^ (1 << i))
 }
 
 // newSegTable makes a table of 1<<bits slots; published, if not nil, is
-// told where its keys are once they are (handoffMemory).
+// told where its keys are once they are (handoffMemory). Its owner sets
+// snapOf before the C side can publish there.
 func newSegTable(bits uint, published func(keys uintptr)) *segTable {
 	return &segTable{bits: bits, published: published}
 }
@@ -170,14 +266,13 @@ func segSlotIndex(key uint64, bits uint) uint64 {
 	return (key >> 2) * 0x9e3779b97f4a7c15 >> (64 - bits)
 }
 
-// slot is key's slot and its stripe; nil before the first put.
-func (st *segTable) slot(key uint64) (*segSlot, *sync.Mutex) {
+// slot is key's slot; nil before the first put.
+func (st *segTable) slot(key uint64) *segSlot {
 	slots := st.slots.Load()
 	if slots == nil {
-		return nil, nil
+		return nil
 	}
-	i := segSlotIndex(key, st.bits)
-	return &(*slots)[i], &st.mu[i%uint64(len(st.mu))]
+	return &(*slots)[segSlotIndex(key, st.bits)]
 }
 
 // handoffMemory is the memory of a hand-off table's n ways (segWay for
@@ -224,7 +319,7 @@ func (o *overflow) fold(seg *wrSeg) {
 // know yet (ok false for none: the table keeps one entry per variable),
 // and the overflow (nil while none), which may hold more.
 func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (seg wrSeg, ok bool, over *wrSeg) {
-	s, _ := st.slot(key)
+	s := st.slot(key)
 	if s == nil {
 		return seg, false, nil
 	}
@@ -237,7 +332,7 @@ func (st *segTable) news(key uint64, tid uint16, vc *shadow.VC) (seg wrSeg, ok b
 		if e.TID() == tid || vc.HappensBefore(e) {
 			continue
 		}
-		if seg, ok = s.load(i, key); ok {
+		if seg, ok = st.load(s, i, key); ok {
 			break
 		}
 	}
@@ -272,12 +367,12 @@ var warmSink atomic.Uint64
 
 // find is an entry of key (ok false for none).
 func (st *segTable) find(key uint64) (seg wrSeg, ok bool) {
-	s, _ := st.slot(key)
+	s := st.slot(key)
 	if s == nil {
 		return seg, false
 	}
 	for i := range s.ways {
-		if seg, ok = s.load(i, key); ok {
+		if seg, ok = st.load(s, i, key); ok {
 			return seg, true
 		}
 	}
@@ -291,9 +386,9 @@ func (st *segTable) find(key uint64) (seg wrSeg, ok bool) {
 func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 	st.alloc.Do(func() {
 		slots := make([]segSlot, 1<<st.bits)
-		overID, ways, base := handoffMemory[segWay](len(slots) * segWays)
+		overID, mem, base := handoffMemory[segSlotMem](len(slots))
 		for i := range slots {
-			slots[i].ways = (*[segWays]segWay)(ways[i*segWays:])
+			slots[i].ways, slots[i].meta = &mem[i].ways, &mem[i].meta
 		}
 		st.over.id = overID
 		st.slots.Store(&slots)
@@ -301,9 +396,9 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 			st.published(cmp.Or(base, HandoffInHeap))
 		}
 	})
-	s, mu := st.slot(key)
-	mu.Lock()
-	defer mu.Unlock()
+	s := st.slot(key)
+	s.meta.lock()
+	defer s.meta.unlock()
 	if s.refs.Load() == nil {
 		s.refs.Store(new(segRefs))
 	}
@@ -319,7 +414,7 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 		}
 		victim = i
 		if chain {
-			if old, _ := s.held(i); old.epoch != seg.epoch || old.vc != seg.vc {
+			if old, _ := st.held(s, i); old.epoch != seg.epoch || old.vc != seg.vc {
 				seg = chained(seg, &old)
 			}
 		}
@@ -332,8 +427,8 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 	if victim < 0 {
 		victim = st.evict(s)
 	}
-	s.puts++
-	s.refs.Load().ways[victim].used = s.puts
+	s.meta.puts++
+	s.meta.used[victim] = s.meta.puts
 	s.store(victim, key, seg)
 }
 
@@ -342,17 +437,16 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 // overflow.
 func (st *segTable) evict(s *segSlot) int {
 	over := st.over.Load()
-	refs := s.refs.Load()
 	victim := 0
 	for i := range s.ways {
-		if seg, ok := s.held(i); over != nil && (!ok || over.covers(&seg)) {
+		if seg, ok := st.held(s, i); over != nil && (!ok || over.covers(&seg)) {
 			return i
 		}
-		if s.puts-refs.ways[i].used > s.puts-refs.ways[victim].used { // oldest, modulo wrap-around
+		if m := s.meta; m.puts-m.used[i] > m.puts-m.used[victim] { // oldest, modulo wrap-around
 			victim = i
 		}
 	}
-	if seg, ok := s.held(victim); ok {
+	if seg, ok := st.held(s, victim); ok {
 		st.over.fold(&seg)
 	}
 	return victim

@@ -134,6 +134,7 @@ func (d *Detector) threadName(tid int32) string {
 // time in the garbage collector.
 func (d *Detector) ThreadExit(tid int32) {
 	if t := d.thread(tid); t != nil {
+		t.dropSnapshot() // the id may go to another thread: nothing may name t's snapshot by it
 		d.mu.Lock()
 		t.exitVC = t.vc
 		d.releaseDetachedLocked(t)
@@ -322,6 +323,7 @@ func (d *Detector) killThreadsets(tid int32) {
 // (tid, parent, where it was created) stays.
 func (t *thread) forget() {
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
+	t.snapPub.Store(nil)
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
 	t.npending.Store(0)
 	t.overKnown = [len(t.overKnown)]uint64{}

@@ -1,0 +1,239 @@
+/* regionpub.c: a lock-protected region published in C.
+ *
+ * At its unlock a region's writes go to the published writes' table
+ * (runtime/detect/segtable.go), so that a later region of another thread
+ * that reads them under the mutex is ordered after this one, and its
+ * reads go to the reader log (readlog.go), for a later writer. That used
+ * to be a call into the Go side per region, a microsecond each:
+ * bench/readmostly.c made 80 thousand such calls, bench/locks.c a
+ * million, and took twice and three times ThreadSanitizer's time.
+ *
+ * A table's way holds a key, the segment's epoch and a clock snapshot,
+ * a Go object the C side can neither make nor keep. What lets the C side
+ * publish is that a region it may publish is always under its thread's
+ * latest snapshot: the Go side makes one at the first publication after
+ * each join (thread.snapshot), and a region that joined anything had an
+ * access the Go side saw, so it is published there. So the ways written
+ * here name the snapshot by their epoch's thread: a flag says that their
+ * snapshot is that thread's current one (detect.snapOf), until the
+ * thread's next join, before which the Go side writes the snapshot into
+ * each of them (thread.dropSnapshot, from the list in the record). The
+ * thread's own component comes from the way's epoch, as for every
+ * published segment.
+ *
+ * A region is published here when it held one mutex, in write mode if it
+ * wrote, and nothing else the Go side must see happened in it (no wait,
+ * signal or nested lock, nothing buffered that changes the clock); when
+ * its reads are all in the thread's way of the reader log already; and
+ * when each written variable finds its way or a free one (an eviction
+ * folds the old entry into the overflow, in Go). Else the region goes
+ * to the Go side, which publishes it whole again, at the same epoch: the
+ * ways written here meanwhile hold what it writes there. Then the C side
+ * moves the thread to its next segment itself, as the Go side's tick
+ * would (hg_tstate and the call trace's mark); the unlock event says so
+ * (HG_LOCK_TICKED), and the Go side ticks its copy of the clock when it
+ * processes the event. Wrappers flush before any other call into Go
+ * (wrap.h, GO), so the Go side's tick comes before anything else it does
+ * for the thread.
+ *
+ * A region that only read and whose way was published after the
+ * thread's last join (joined_at, from cRecord.KnowJoin) needs no flag:
+ * the way's snapshot is the thread's clock still.
+ */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+/* the clock bits of a cell epoch (hg_tstate), and of a table epoch */
+#define HG_CELL_CLOCK ((1ull << SH_TOUCHED_SHIFT) - 1)
+#define HG_WAY_CLOCK ((1ull << 48) - 1)
+
+/* hg_rlway_add makes way w (taken by the caller) hold the reads t
+ * recorded in its region too, as readLog.putUnder merges them: past
+ * HG_RL_KEYS granules, or for a region that read more than it recorded,
+ * the way stands for every variable (HG_RL_ALL). */
+static void hg_rlway_add(struct hg_rlway *w, const struct hg_thread *t)
+{
+	uint64_t n = __atomic_load_n(&w->n, __ATOMIC_RELAXED);
+	if (n > HG_RL_KEYS)
+		return;
+	if (t->rec_r_all) {
+		__atomic_store_n(&w->n, HG_RL_ALL, __ATOMIC_RELAXED);
+		return;
+	}
+	for (int i = 0; i < t->nrec_r; i++) {
+		uint64_t key = (t->rec_r[i] & ~(uint64_t)(SH_GRANULE - 1)) + 1, j = 0;
+		while (j < n && __atomic_load_n(&w->keys[j], __ATOMIC_RELAXED) != key)
+			j++;
+		if (j < n)
+			continue;
+		if (n == HG_RL_KEYS) {
+			__atomic_store_n(&w->n, HG_RL_ALL, __ATOMIC_RELAXED);
+			return;
+		}
+		__atomic_store_n(&w->keys[n++], key, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->n, n, __ATOMIC_RELAXED);
+	}
+}
+
+/* hg_region_quiet: t's region of m did nothing the Go side must see at
+ * its end but read and write (no signal, wait or nested lock; m alone
+ * held, in write mode if it wrote; its writes all recorded), and the Go
+ * side's clock of t is its epoch. */
+static int hg_region_quiet(const struct hg_thread *t, uint64_t m)
+{
+	if (!hg_opts.handoff || t->tid < 0 || t->go_pending || t->sig_n || t->sig_acq || !t->recording ||
+	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on())
+		return 0;
+	if (!t->wrote)
+		return t->nrec_r > 0;
+	return t->nrec_w > 0 && t->snap_ok && !t->region_read && t->ncmade + t->nrec_w + 1 <= HG_CMADE;
+}
+
+/* hg_note_cmade: t wrote way w of table (0 the published writes, 1 the
+ * reader log) under its snapshot; the Go side gives it the snapshot at
+ * t's next join. */
+static void hg_note_cmade(struct hg_thread *t, int table, uint32_t w)
+{
+	t->cmade[t->ncmade++] = (uint32_t)table << 31 | w;
+}
+
+/* hg_rlway_pick is the way of the reader log slot w (under mutex m)
+ * that t's region publishes its reads into, as readLog.putUnder picks
+ * it: t's own way of m, else one of m whose segment t's clock (known,
+ * its row) covers, which t takes over, else a free one; -1 for none. */
+static int hg_rlway_pick(struct hg_rlway *w, const struct hg_thread *t, uint64_t m, const uint64_t *known)
+{
+	int covered = -1, free = -1;
+	for (int j = 0; j < HG_RL_WAYS; j++) {
+		uint64_t wm = __atomic_load_n(&w[j].mutex, __ATOMIC_RELAXED);
+		if (wm == 0) {
+			if (free < 0)
+				free = j;
+			continue;
+		}
+		if (wm != m)
+			continue;
+		uint64_t e = __atomic_load_n(&w[j].epoch, __ATOMIC_RELAXED), tid = e >> 48;
+		if (tid == (uint64_t)t->tid)
+			return j;
+		if (covered < 0 && tid < HG_MAX_THREADS && known[tid] >= (e & HG_WAY_CLOCK))
+			covered = j;
+	}
+	return covered >= 0 ? covered : free;
+}
+
+/* hg_reads_publish makes the region's reads, at the epoch e (tid << 48
+ * | clock), part of a way of the reader log under m. The way's snapshot
+ * becomes t's current one (HG_RL_CMADE), unless it is t's own way
+ * published after t's last join, whose snapshot is t's clock still. */
+static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
+	const uint64_t *known = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	if (!base || base == HG_HANDOFF_IN_HEAP || !known)
+		return 0;
+	known += (uint64_t)t->tid * HG_MAX_THREADS;
+	uint64_t slot = hg_hash(m >> 2, hg_handoff_bits[1]) * HG_RL_WAYS;
+	struct hg_rlway *ways = (struct hg_rlway *)(base + 64) + slot;
+	int j = hg_rlway_pick(ways, t, m, known);
+	if (j < 0)
+		return 0;
+	struct hg_rlway *w = &ways[j];
+	uint64_t s = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+	if ((s & 1) || !__atomic_compare_exchange_n(&w->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	uint64_t wm = __atomic_load_n(&w->mutex, __ATOMIC_RELAXED), old = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED);
+	int own = wm == m && (old >> 48) == (uint64_t)t->tid;
+	int current = own && ((old & HG_WAY_CLOCK) > t->joined_at || (w->flags & HG_RL_CMADE));
+	if (!current && (!t->snap_ok || t->ncmade >= HG_CMADE ||
+			 hg_rlway_pick(ways, t, m, known) != j)) { /* changed before the way was taken */
+		__atomic_store_n(&w->seq, s + 2, __ATOMIC_RELEASE); /* changed nothing; readers only look again */
+		return 0;
+	}
+	if (wm == 0) {
+		__atomic_store_n(&w->n, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&w->mutex, m, __ATOMIC_RELAXED);
+	}
+	hg_rlway_add(w, t);
+	if (!current) {
+		/* published before t's last join, or another thread's: the
+		 * current snapshot holds for the way from now on */
+		__atomic_store_n(&w->flags, HG_RL_CMADE, __ATOMIC_RELAXED);
+		hg_note_cmade(t, 1, (uint32_t)(slot + (uint64_t)j));
+	}
+	__atomic_store_n(&w->epoch, e, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->seq, s + 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* hg_write_publish makes the epoch e, under mutex m, key's entry in the
+ * published writes (segTable.put): the way that holds key, else a free
+ * one, taken under the slot's lock. It fails when the slot is full (an
+ * eviction is the Go side's) or its lock is taken. */
+static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, uint64_t e, uint64_t m)
+{
+	uint64_t i = hg_hash(key >> 2, hg_handoff_bits[0]);
+	struct hg_wslot *s = (struct hg_wslot *)(base + 64) + i;
+	uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	if ((seq & 1) || !__atomic_compare_exchange_n(&s->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	int v = -1, free = -1;
+	for (int j = 0; j < 8; j++) {
+		uint64_t k = __atomic_load_n(&s->way[j][0], __ATOMIC_RELAXED);
+		if (k == key) {
+			if (v < 0)
+				v = j;
+			else
+				__atomic_store_n(&s->way[j][0], 0, __ATOMIC_RELAXED); /* one entry stands for both */
+		} else if (k == 0 && free < 0) {
+			free = j;
+		}
+	}
+	int same = v >= 0;
+	if (!same)
+		v = free;
+	if (v < 0) {
+		__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
+		return 0;
+	}
+	uint64_t bit = 1ull << v, cmade = __atomic_load_n(&s->cmade, __ATOMIC_RELAXED);
+	uint64_t old = __atomic_load_n(&s->way[v][1], __ATOMIC_RELAXED);
+	if (!same)
+		__atomic_store_n(&s->way[v][0], 0, __ATOMIC_RELAXED); /* the C side's readers: not key's while the epoch changes */
+	__atomic_store_n(&s->mutex[v], m, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->cmade, cmade | bit, __ATOMIC_RELAXED);
+	s->used[v] = ++s->puts; /* under the lock, as segTable.put */
+	__atomic_store_n(&s->way[v][1], e, __ATOMIC_RELAXED);
+	if (!same)
+		__atomic_store_n(&s->way[v][0], key, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
+	if (!(same && (cmade & bit) && (old >> 48) == (e >> 48)))
+		hg_note_cmade(t, 0, (uint32_t)(i * 8 + (uint64_t)v)); /* not noted yet */
+	return 1;
+}
+
+int hg_region_publish(struct hg_thread *t, uint64_t m)
+{
+	if (!hg_region_quiet(t, m))
+		return 0;
+	uint64_t self = (uint64_t)t->tid, now = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED);
+	uint64_t clock = now & HG_CELL_CLOCK;
+	if (clock >= HG_CELL_CLOCK / 2)
+		return 0; /* the cell epoch may have dropped clock bits: the Go side */
+	uint64_t e = self << 48 | clock;
+	if (t->nrec_r > 0 && !hg_reads_publish(t, m, e))
+		return 0;
+	if (t->nrec_w > 0) {
+		uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
+		if (!base || base == HG_HANDOFF_IN_HEAP)
+			return 0;
+		for (int k = 0; k < t->nrec_w; k++)
+			if (!hg_write_publish(t, base, t->rec_w[k] + 1, e, m))
+				return 0;
+	}
+	/* the next segment, as the Go side's tick (detector.go) */
+	__atomic_store_n(&hg_tstate[self].epoch, now + 1, __ATOMIC_RELAXED);
+	hg_trace_mark_epoch(now + 1);
+	t->c_ticked = 1;
+	return 1;
+}
