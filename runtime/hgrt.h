@@ -180,6 +180,7 @@ struct hg_thread {
 	 * next join (cRecord.TakeCMade); none are written once cmade is
 	 * full. */
 	uint8_t snap_ok;
+	uint8_t want_snap; /* ... and the C side would have published a region with one (cRecord.WantsSnapshot) */
 	uint8_t region_read; /* the region's mutex was taken in read mode (wrappers.c) */
 	uint16_t ncmade;
 	uint32_t cmade[HG_CMADE];

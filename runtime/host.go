@@ -7,7 +7,6 @@ package main
 import "C"
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"hgrewrite/abi"
@@ -91,19 +90,21 @@ func (r *cRecord) Recorded(reads, writes []uint64) ([]uint64, []uint64, bool) {
 }
 
 // KnowMember fills the record's cache of threadsets that hold its thread
-// (hgrt.h, tsets), read by the fast path.
+// (hgrt.h, tsets), read by the fast path. The Know methods run on the
+// record's thread, whose C side reads what they write after the call
+// into Go returns: plain stores (publishEpoch).
 func (r *cRecord) KnowMember(id, gen uint32) {
 	if r == nil {
 		return
 	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.tsets[id&(C.HG_TSETS-1)])), uint64(gen)<<32|uint64(id))
+	r.tsets[id&(C.HG_TSETS-1)] = C.uint64_t(uint64(gen)<<32 | uint64(id))
 }
 
 // KnowJoin notes in the record the thread's clock at its latest join
 // (hgrt.h, joined_at). Only the thread's own calls write it.
 func (r *cRecord) KnowJoin(clock uint64) {
 	if r != nil {
-		atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.joined_at)), clock)
+		r.joined_at = C.uint64_t(clock)
 	}
 }
 
@@ -118,6 +119,17 @@ func (r *cRecord) KnowSnapshot(ok bool) {
 		}
 		r.snap_ok = v
 	}
+}
+
+// WantsSnapshot reports whether the C side would have published a
+// region had the thread had a snapshot (hgrt.h, want_snap), and forgets
+// it.
+func (r *cRecord) WantsSnapshot() bool {
+	if r == nil || r.want_snap == 0 {
+		return false
+	}
+	r.want_snap = 0
+	return true
 }
 
 // TakeCMade hands over and forgets the hand-off table ways the C side
@@ -141,7 +153,7 @@ func (r *cRecord) KnowOverflow(table detect.HandoffTable, id uint64) {
 	if r == nil || table < 0 || int(table) >= len(r.over_known) {
 		return
 	}
-	atomic.StoreUint64((*uint64)(unsafe.Pointer(&r.over_known[table])), id)
+	r.over_known[table] = C.uint64_t(id)
 }
 
 // NoteLockStep queues the transition in the record, where the C side

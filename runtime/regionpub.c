@@ -78,15 +78,20 @@ static void hg_rlway_add(struct hg_rlway *w, const struct hg_thread *t)
 /* hg_region_quiet: t's region of m did nothing the Go side must see at
  * its end but read and write (no signal, wait or nested lock; m alone
  * held, in write mode if it wrote; its writes all recorded), and the Go
- * side's clock of t is its epoch. */
-static int hg_region_quiet(const struct hg_thread *t, uint64_t m)
+ * side's clock of t is its epoch. A region that wrote needs t's snapshot
+ * too: without one, t asks the Go side for it (want_snap). */
+static int hg_region_quiet(struct hg_thread *t, uint64_t m)
 {
 	if (!hg_opts.handoff || t->tid < 0 || t->go_pending || t->sig_n || t->sig_acq || !t->recording ||
 	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on())
 		return 0;
 	if (!t->wrote)
 		return t->nrec_r > 0;
-	return t->nrec_w > 0 && t->snap_ok && !t->region_read && t->ncmade + t->nrec_w + 1 <= HG_CMADE;
+	if (t->nrec_w == 0 || t->region_read || t->ncmade + t->nrec_w + 1 > HG_CMADE)
+		return 0;
+	if (!t->snap_ok)
+		t->want_snap = 1; /* the Go side tells of its snapshot when it makes one next */
+	return t->snap_ok;
 }
 
 /* hg_note_cmade: t wrote way w of table (0 the published writes, 1 the

@@ -236,6 +236,8 @@ func (r *recMsg) KnowJoin(uint64) {}
 
 func (r *recMsg) KnowSnapshot(bool) {}
 
+func (r *recMsg) WantsSnapshot() bool { return false }
+
 func (r *recMsg) TakeCMade(buf []uint32) []uint32 { return buf }
 
 // NoteLockStep: the child's lock views learn no transitions (the cache

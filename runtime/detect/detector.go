@@ -70,6 +70,8 @@ type thread struct {
 	snapPub      atomic.Pointer[shadow.VC] // snap, for other threads' look-ups of what the C side published (snapOf)
 	det          *Detector                 // for the tables a join materializes (handoff.go)
 	cmade        []uint32                  // dropSnapshot's buffer
+	snapKnown    bool                      // the fast path was told of snap (snapshot)
+	snapAgain    bool                      // ... and of the one before: tell it of the next at once
 	overKnown    [4]uint64                 // ids of overflow segments t's clock already covers (handoff.go news)
 	regionMutex  uint64                    // the mutex of the current region, or of the last one (handoff.go)
 	regionRead   bool                      // regionMutex was taken in read mode: it orders no writes (handoff.go)

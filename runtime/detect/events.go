@@ -16,7 +16,6 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 		// what t's clock took in before (its parent's, a join made
 		// outside a flush) is news to the fast path
 		rec.KnowJoin(t.vc.Get(uint16(t.tid)))
-		rec.KnowSnapshot(t.snap != nil)
 	}
 	t.rec, t.tsetGen = rec, d.tsets.Generation()
 	for i, e := range events {

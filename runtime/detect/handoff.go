@@ -163,16 +163,23 @@ func (seg *wrSeg) heldBy(t *thread) bool {
 // snapshot is a copy of t's vector clock that stays valid until t joins
 // another clock; ticks change only t's own component, which segments keep
 // apart. Publishing a region then costs no copy of the clock. While t has
-// one, its fast path may publish a region itself (runtime/regionpub.c):
-// the ways it writes name t's epoch, and stand for this snapshot
-// (snapOf) until t's next join materializes them.
+// one that its fast path was told of (when it asked: WantsSnapshot), the
+// fast path may publish a region itself (runtime/regionpub.c): the ways
+// it writes name t's epoch, and stand for this snapshot (snapOf) until
+// t's next join materializes them.
 func (t *thread) snapshot() *shadow.VC {
 	if t.snap == nil {
 		t.snap = t.vc.Copy()
+	}
+	if !t.snapKnown && t.rec != nil && (t.rec.WantsSnapshot() || t.snapAgain) {
+		// only for a thread whose fast path asked (for its last one,
+		// or this one): the pointer's store is a locked instruction,
+		// and a thread that joins in every region (a pipeline's) makes
+		// a snapshot in every one
+		t.snapAgain = false
 		t.snapPub.Store(t.snap)
-		if t.rec != nil {
-			t.rec.KnowSnapshot(true)
-		}
+		t.rec.KnowSnapshot(true)
+		t.snapKnown = true
 	}
 	return t.snap
 }
@@ -192,7 +199,8 @@ func (d *Detector) snapOf(tid uint16) *shadow.VC {
 // keeps naming it: no way refers to it any more, and the next snapshot
 // replaces it before the C side may publish again.
 func (t *thread) dropSnapshot() {
-	if t.rec != nil {
+	if t.snapKnown && t.rec != nil {
+		t.snapKnown, t.snapAgain = false, true
 		t.rec.KnowSnapshot(false)
 		t.cmade = t.rec.TakeCMade(t.cmade[:0])
 		vc := t.snap

@@ -95,6 +95,7 @@ type fakeRegion struct {
 	reads, writes []uint64
 	readsAll      bool
 	snapOK        bool
+	wantSnap      bool
 	cmade         []fakeWay
 }
 
@@ -116,6 +117,8 @@ func (r *fakeRegion) KnowJoin(clock uint64) {}
 func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
 func (r *fakeRegion) KnowSnapshot(ok bool) { r.snapOK = ok }
+
+func (r *fakeRegion) WantsSnapshot() bool { return r.wantSnap }
 
 func (r *fakeRegion) TakeCMade(buf []uint32) []uint32 {
 	for _, w := range r.cmade {

@@ -118,6 +118,11 @@ type Region interface {
 	// clock snapshot (thread.snapshot) under which it may publish a
 	// lock-protected region itself (runtime/regionpub.c).
 	KnowSnapshot(ok bool)
+	// WantsSnapshot reports whether the fast path would have published
+	// a region had the thread had a snapshot it knew of, since the last
+	// call: a snapshot the fast path is not told of costs nothing on the
+	// Go side's readers (thread.snapshot).
+	WantsSnapshot() bool
 	// TakeCMade appends to buf the hand-off table ways the fast path
 	// wrote for the thread under its snapshot since the last call
 	// (table << 31 | way), forgets them, and returns buf.

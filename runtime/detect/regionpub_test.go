@@ -121,6 +121,7 @@ func TestJoinMaterializesCMadeWays(t *testing.T) {
 	t2 := b.create(0, 0x200)
 	b.flush(t1)
 	th := b.d.thread(t1)
+	b.region(t1).wantSnap = true // the fast path asked for a snapshot
 	snap := th.snapshot()
 	if !b.region(t1).snapOK {
 		t.Fatal("the fast path was not told of the snapshot")

@@ -324,6 +324,7 @@ func (d *Detector) killThreadsets(tid int32) {
 func (t *thread) forget() {
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
 	t.snapPub.Store(nil)
+	t.snapKnown, t.snapAgain = false, false
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
 	t.npending.Store(0)
 	t.overKnown = [len(t.overKnown)]uint64{}
