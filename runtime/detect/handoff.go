@@ -200,22 +200,30 @@ func (d *Detector) snapOf(tid uint16) *shadow.VC {
 // replaces it before the C side may publish again.
 func (t *thread) dropSnapshot() {
 	if t.snapKnown && t.rec != nil {
+		t.materialize()
 		t.snapKnown, t.snapAgain = false, true
 		t.rec.KnowSnapshot(false)
-		t.cmade = t.rec.TakeCMade(t.cmade[:0])
-		vc := t.snap
-		if vc == nil && len(t.cmade) > 0 {
-			vc = t.vc.Copy() // never: the C side publishes under a snapshot only
-		}
-		for _, w := range t.cmade {
-			if table, way := HandoffTable(w>>31), w&(1<<31-1); table == HandoffWrites {
-				t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
-			} else {
-				t.det.rdSeg.materialize(int(way), uint16(t.tid), vc)
-			}
-		}
 	}
 	t.snap = nil
+}
+
+// materialize writes t's snapshot into the ways the C side published
+// under it (the record's list), which then no longer refer to it. A
+// thread that never joins does it when its list is full (regionEnd):
+// the C side publishes no more until then.
+func (t *thread) materialize() {
+	t.cmade = t.rec.TakeCMade(t.cmade[:0])
+	vc := t.snap
+	if vc == nil && len(t.cmade) > 0 {
+		vc = t.vc.Copy() // never: the C side publishes under a snapshot only
+	}
+	for _, w := range t.cmade {
+		if table, way := HandoffTable(w>>31), w&(1<<31-1); table == HandoffWrites {
+			t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
+		} else {
+			t.det.rdSeg.materialize(int(way), uint16(t.tid), vc)
+		}
+	}
 }
 
 // join makes t's clock at least v (every join goes through here, so that

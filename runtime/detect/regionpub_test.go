@@ -169,3 +169,28 @@ func TestSegTableCMadeConcurrentReaders(t *testing.T) {
 		}
 	})
 }
+
+// A thread that never joins has its ways materialized when a region of
+// its goes to the Go side (the C side's list is full then): its snapshot
+// stays known, and the list empties.
+func TestRegionEndMaterializesCMadeWays(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x100)
+	b.flush(t1)
+	th := b.d.thread(t1)
+	b.region(t1).wantSnap = true
+	snap := th.snapshot()
+	b.d.wrSeg.table.put(wrKey(0x9000), segAt(0, 1, 0x500), false)
+	w := cPut(b.d.wrSeg.table, wrKey(0x8000), uint16(t1), th.vc.Get(uint16(t1)), 0x500)
+	b.region(t1).cmade = append(b.region(t1).cmade, fakeWay{HandoffWrites, w})
+	b.d.regionEnd(th, 0x500, true, false, true)
+	if len(b.region(t1).cmade) != 0 || !b.region(t1).snapOK || th.snap != snap {
+		t.Fatal("the region's end did not empty the list, or dropped the snapshot")
+	}
+	if b.d.wrSeg.table.slot(wrKey(0x8000)).meta.cmade.Load() != 0 {
+		t.Fatal("the way still names its thread's snapshot")
+	}
+	if seg, ok := b.d.wrSeg.get(0x8000); !ok || seg.vc != snap {
+		t.Fatalf("the way came back as %+v, %v", seg, ok)
+	}
+}
