@@ -210,7 +210,7 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	s->used[v] = ++s->puts; /* under the lock, as segTable.put */
 	__atomic_store_n(&s->way[v][1], e, __ATOMIC_RELAXED);
 	if (!same)
-		__atomic_store_n(&s->way[v][0], key, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->way[v][0], key, __ATOMIC_RELEASE); /* after the epoch, for hg_handoff_news */
 	__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
 	if (!(same && (cmade & bit) && (old >> 48) == (e >> 48)))
 		hg_note_cmade(t, 0, (uint32_t)(i * 8 + (uint64_t)v)); /* not noted yet */

@@ -155,45 +155,32 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 	mu := &r.mu[(base/rlWays)%len(r.mu)]
 	mu.Lock()
 	defer mu.Unlock()
-	ks := wayKeys{all: all}
-	target, free := -1, -1
-	for i := base; i < base+rlWays; i++ {
-		w := &r.ways[i]
-		switch wm := w.mutex.Load(); {
-		case wm == 0:
-			if free < 0 {
-				free = i
+	var ks wayKeys
+	target := -1
+	for target < 0 {
+		var free int
+		ks, target, free = r.pick(base, m, seg, all)
+		for _, a := range addrs {
+			if ks.all {
+				break
 			}
-		case wm == m:
-			w.lock() // the C side may be moving its epoch on
-			if !r.covered(i, seg) {
-				w.unlock()
-				continue
-			}
-			// seg's region happens after this way's: it takes the
-			// way's reads (its own thread's earlier regions, or another
-			// thread's before it)
-			ks.merge(w)
-			if target < 0 {
-				target = i // written below, still taken
+			ks.add(granuleKey(a))
+		}
+		switch {
+		case target >= 0:
+		case free >= 0:
+			// the C side takes free ways too (runtime/regionpub.c),
+			// without the stripe: one it took meanwhile is its own
+			w := &r.ways[free]
+			w.lock()
+			if w.mutex.Load() == 0 {
+				target = free
 			} else {
-				r.empty(i)
 				w.unlock()
 			}
+		default:
+			target = r.evict(base)
 		}
-	}
-	for _, a := range addrs {
-		if ks.all {
-			break
-		}
-		ks.add(granuleKey(a))
-	}
-	if target < 0 && free >= 0 {
-		target = free
-		r.ways[target].lock()
-	}
-	if target < 0 {
-		target = r.evict(base)
 	}
 	r.puts[base/rlWays]++
 	r.used[target] = r.puts[base/rlWays]
@@ -217,6 +204,41 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 	}
 	w.mutex.Store(m)
 	w.unlock()
+}
+
+// pick finds, under the slot's stripe, the way of mutex m that seg's
+// region merges into (target, taken, its reads and those of the other
+// ways of m that happen before seg gathered in ks; -1 for none), else a
+// free way (free, not taken; -1 for none).
+func (r *readLog) pick(base int, m uint64, seg *wrSeg, all bool) (ks wayKeys, target, free int) {
+	ks = wayKeys{all: all}
+	target, free = -1, -1
+	for i := base; i < base+rlWays; i++ {
+		w := &r.ways[i]
+		switch wm := w.mutex.Load(); {
+		case wm == 0:
+			if free < 0 {
+				free = i
+			}
+		case wm == m:
+			w.lock() // the C side may be moving its epoch on
+			if !r.covered(i, seg) {
+				w.unlock()
+				continue
+			}
+			// seg's region happens after this way's: it takes the
+			// way's reads (its own thread's earlier regions, or another
+			// thread's before it)
+			ks.merge(w)
+			if target < 0 {
+				target = i // written by putUnder, still taken
+			} else {
+				r.empty(i)
+				w.unlock()
+			}
+		}
+	}
+	return ks, target, free
 }
 
 // wayKeys gathers the granules of a way being written: at most readKeys
@@ -292,6 +314,19 @@ func (r *readLog) empty(i int) {
 	r.refs[i].more.Store(nil)
 }
 
+// materializeAll materializes every way the C side moved on for thread
+// tid (segTable.materializeAll).
+func (r *readLog) materializeAll(tid uint16, vc *shadow.VC) {
+	if !r.ready.Load() {
+		return
+	}
+	for i := range r.ways {
+		if r.ways[i].flags.Load()&rlCMade != 0 {
+			r.materialize(i, tid, vc)
+		}
+	}
+}
+
 // materialize puts vc, thread tid's current clock snapshot, in way i if
 // the C side moved the way on for tid and it holds the snapshot by
 // reference still (rlCMade): tid is about to join another clock, after
@@ -318,16 +353,22 @@ func (r *readLog) materialize(i int, tid uint16, vc *shadow.VC) {
 // written one, folded into the overflow.
 func (r *readLog) evict(base int) int {
 	over := r.over.Load()
-	victim := base
+	victim := -1
 	puts := r.puts[base/rlWays]
 	for i := base; i < base+rlWays; i++ {
 		if seg, ok := r.seg(i); over != nil && (!ok || over.covers(&seg)) {
 			victim = i
 			break
 		}
-		if puts-r.used[i] > puts-r.used[victim] {
+		// the C side's writes leave no mark in used: a way it wrote
+		// for its thread's current snapshot (rlCMade) is recent, and
+		// goes last
+		if r.ways[i].flags.Load()&rlCMade == 0 && (victim < 0 || puts-r.used[i] > puts-r.used[victim]) {
 			victim = i
 		}
+	}
+	if victim < 0 {
+		victim = base // every way was written by the C side lately
 	}
 	r.ways[victim].lock()
 	if seg, ok := r.seg(victim); ok && (over == nil || !over.covers(&seg)) {

@@ -194,3 +194,95 @@ func TestRegionEndMaterializesCMadeWays(t *testing.T) {
 		t.Fatalf("the way came back as %+v, %v", seg, ok)
 	}
 }
+
+// cTakeFree is runtime/regionpub.c's take of a free reader-log way for
+// thread tid's region under m (no stripe, only the way's seq): it
+// reports whether it took one, and which.
+func cTakeFree(r *readLog, m uint64, tid uint16, clock uint64) (int, bool) {
+	base := r.slot(m)
+	for i := base; i < base+rlWays; i++ {
+		w := &r.ways[i]
+		s := w.seq.Load()
+		if s&1 != 0 || w.mutex.Load() != 0 || !w.seq.CompareAndSwap(s, s+1) {
+			continue
+		}
+		if w.mutex.Load() != 0 {
+			w.seq.Store(s + 2)
+			continue
+		}
+		w.n.Store(rlAll)
+		w.mutex.Store(m)
+		w.flags.Store(rlCMade)
+		w.epoch.Store(uint64(shadow.MakeEpoch(tid, clock)))
+		w.seq.Store(s + 2)
+		return i, true
+	}
+	return 0, false
+}
+
+// The Go side's put takes a free way under its stripe, which the C side
+// does not take: a way the C side took meanwhile stays the C side's
+// (run with -race too).
+func TestReadLogPutLeavesCTakenWays(t *testing.T) {
+	r := newReadLog(0, nil)
+	r.snapOf = func(uint16) *shadow.VC { return vcOf(nil) }
+	const cm, gm, rounds = 0x7000, 0x8000, 100000
+	r.put(readerSeg(2, 1, gm, nil), []uint64{0x1000}, false) // maps the log
+	concurrently(1, func(int) {
+		for i := uint64(1); i <= rounds; i++ {
+			w, ok := cTakeFree(r, cm, 1, i)
+			if !ok {
+				continue
+			}
+			for range 20 {
+				if r.ways[w].mutex.Load() != cm {
+					t.Errorf("round %d: the C side's way went to mutex %#x", i, r.ways[w].mutex.Load())
+					return
+				}
+			}
+			r.ways[w].lock()
+			r.empty(w)
+			r.ways[w].unlock()
+		}
+	}, func() {
+		r.put(readerSeg(2, 5, gm, nil), []uint64{0x2000}, false)
+		base := r.slot(gm)
+		for i := base; i < base+rlWays; i++ {
+			if w := &r.ways[i]; w.mutex.Load() == gm {
+				r.mu[0].Lock()
+				w.lock()
+				if w.mutex.Load() == gm {
+					r.empty(i)
+				}
+				w.unlock()
+				r.mu[0].Unlock()
+			}
+		}
+	})
+}
+
+// A thread that ended without ThreadExit (cancelled) took its record's
+// list with it: when it is forgotten, before its id can go to another
+// thread, the ways the C side wrote for it are found and materialized.
+func TestForgetMaterializesCMadeWays(t *testing.T) {
+	b := newBench(t, "")
+	t1 := b.create(0, 0x100)
+	b.flush(t1)
+	th := b.d.thread(t1)
+	b.region(t1).wantSnap = true
+	snap := th.snapshot()
+	b.d.wrSeg.table.put(wrKey(0x9000), segAt(0, 1, 0x500), false)
+	cPut(b.d.wrSeg.table, wrKey(0x8000), uint16(t1), th.vc.Get(uint16(t1)), 0x500)
+	b.d.rdSeg.put(readerSeg(0, 1, 0x600, nil), []uint64{0x1000}, false)
+	rw, ok := cTakeFree(b.d.rdSeg, 0x600, uint16(t1), th.vc.Get(uint16(t1)))
+	if !ok {
+		t.Fatal("no free reader-log way")
+	}
+	th.forget()
+	if seg, ok := b.d.wrSeg.get(0x8000); !ok || seg.vc != snap {
+		t.Fatalf("the published write came back as %+v, %v", seg, ok)
+	}
+	if seg, ok := b.d.rdSeg.seg(rw); !ok || seg.vc != snap || b.d.rdSeg.ways[rw].flags.Load() != 0 {
+		t.Fatalf("the published read came back as %+v, %v", seg, ok)
+	}
+}

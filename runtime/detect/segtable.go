@@ -226,6 +226,25 @@ func (st *segTable) held(s *segSlot, i int) (seg wrSeg, ok bool) {
 	return st.seg(s, i)
 }
 
+// materializeAll materializes every way the C side wrote for thread tid:
+// tid ended without telling (a cancelled thread), and its list went with
+// its record.
+func (st *segTable) materializeAll(tid uint16, vc *shadow.VC) {
+	slots := st.slots.Load()
+	if slots == nil {
+		return
+	}
+	for i := range *slots {
+		if c := (*slots)[i].meta.cmade.Load(); c != 0 {
+			for w := range segWays {
+				if c&(1<<w) != 0 {
+					st.materialize(uint32(i*segWays+w), tid, vc)
+				}
+			}
+		}
+	}
+}
+
 // materialize puts vc, thread tid's current clock snapshot, in way w
 // (slot w/segWays) if the C side wrote it for tid and it holds the
 // snapshot by reference still (slotMeta.cmade): tid is about to join

@@ -322,6 +322,13 @@ func (d *Detector) killThreadsets(tid int32) {
 // clock stands in, which grows only if one did. What reports say of it
 // (tid, parent, where it was created) stays.
 func (t *thread) forget() {
+	if t.snapKnown && t.snap != nil && t.det != nil {
+		// it ended without ThreadExit (cancelled): the C side may have
+		// published under its snapshot, and its id may go to another
+		// thread now
+		t.det.wrSeg.table.materializeAll(uint16(t.tid), t.snap)
+		t.det.rdSeg.materializeAll(uint16(t.tid), t.snap)
+	}
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
 	t.snapPub.Store(nil)
 	t.snapKnown, t.snapAgain = false, false
