@@ -24,9 +24,11 @@
  * A region is published here when it held one mutex, in write mode if it
  * wrote, and nothing else the Go side must see happened in it (no wait,
  * signal or nested lock, nothing buffered that changes the clock); when
- * its reads are all in the thread's way of the reader log already; and
- * when each written variable finds its way or a free one (an eviction
- * folds the old entry into the overflow, in Go). Else the region goes
+ * its reads find a way of the reader log as the Go side's put would pick
+ * it (the thread's own, another thread's way of the mutex that the
+ * thread's clock covers, or a free one); and when each written variable
+ * finds its way or a free one (an eviction folds the old entry into the
+ * overflow, in Go). Else the region goes
  * to the Go side, which publishes it whole again, at the same epoch: the
  * ways written here meanwhile hold what it writes there. Then the C side
  * moves the thread to its next segment itself, as the Go side's tick
@@ -36,9 +38,14 @@
  * (wrap.h, GO), so the Go side's tick comes before anything else it does
  * for the thread.
  *
- * A region that only read and whose way was published after the
- * thread's last join (joined_at, from cRecord.KnowJoin) needs no flag:
- * the way's snapshot is the thread's clock still.
+ * The reads of a region whose way is the thread's own, published after
+ * the thread's last join (joined_at, from cRecord.KnowJoin), need no
+ * flag: the way's snapshot is the thread's clock still. Such a region
+ * needs no snapshot of the thread's either, if it only read.
+ *
+ * A thread holds a slot's or a way's lock for a few stores here; Go
+ * readers wait for it (a thread stopped inside, by a debugger or
+ * SIGSTOP, stops them too until it goes on).
  */
 #define _GNU_SOURCE
 #include "rt_internal.h"
