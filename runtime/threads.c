@@ -496,15 +496,22 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
 	hg_saving(t, fn, regs, info);
 }
 
-/* hg_event_quiet: the event (info, len) cannot change the thread's
- * clock on the Go side: a lock, or an unlock that publishes nothing (no
- * region's record, no nested hand-off). Locks and unlocks change only
- * locksets there (runtime/detect, lockEvent). */
-static int hg_event_quiet(uint64_t info, uint64_t len)
+/* hg_event_quiet: the event (info, len) of thread t cannot change the
+ * thread's clock on the Go side: a lock, or an unlock that publishes
+ * nothing (no region's record, no nested hand-off), which change only
+ * locksets there (runtime/detect, lockEvent); or an allocation, or a
+ * release outside a region, whose shadow the C side reset already
+ * (malloc.c), which the Go side only records (heapEvent: a release in a
+ * region looks up the readers of the block, and may join them). A
+ * program that allocates a message, fills it and pushes it on a queue
+ * under a mutex then has its push published in C (regionpub.c). */
+static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len)
 {
 	uint32_t kind = HG_INFO_FLAGS(info);
 	if (kind == HG_LOCK)
 		return !(len & (HG_LOCK_READS_FULL | HG_LOCK_WAIT));
+	if (kind == (HG_ALLOC | HG_RESET_DONE) || (kind == (HG_FREE | HG_RESET_DONE) && !t->recording))
+		return 1;
 	return kind == HG_UNLOCK && !(len & (HG_LOCK_RECORD | HG_LOCK_NESTED | HG_LOCK_WAIT | HG_LOCK_DESTROY));
 }
 
@@ -525,7 +532,7 @@ void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, i
 	e->addr = addr;
 	e->info = info;
 	e->len = len;
-	if (!hg_event_quiet(info, len))
+	if (!hg_event_quiet(t, info, len))
 		t->go_pending = 1;
 	/* the event is complete before it counts: a signal handler that
 	 * flushes in between must not hand over a stale slot */

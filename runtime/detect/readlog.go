@@ -2,7 +2,6 @@ package detect
 
 import (
 	"cmp"
-	"runtime"
 	"sync"
 	"sync/atomic"
 
@@ -95,7 +94,7 @@ func (w *rlWay) lock() {
 			return
 		}
 		if spins%64 == 63 {
-			runtime.Gosched() // its thread may be descheduled
+			yieldCPU() // its thread may be descheduled
 		}
 	}
 }
@@ -404,7 +403,7 @@ func (r *readLog) newsAt(i int, t *thread, m, lo, hi uint64) (seg wrSeg, ok bool
 		s := w.seq.Load()
 		if s&1 != 0 {
 			if spins%64 == 0 {
-				runtime.Gosched()
+				yieldCPU()
 			}
 			continue
 		}
