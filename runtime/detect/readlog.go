@@ -75,7 +75,7 @@ const (
 // current one, as for the published writes' ways (slotMeta.cmade,
 // materialize).
 type rlWay struct {
-	seq   atomic.Uint64
+	seq   seqWord
 	mutex atomic.Uint64 // 0: free
 	epoch atomic.Uint64 // of the segment (shadow.MakeEpoch)
 	n     atomic.Uint64 // keys held, or rlAll
@@ -85,21 +85,6 @@ type rlWay struct {
 
 // rlCMade is the flag of a way whose segment the C side wrote (rlWay).
 const rlCMade = 1
-
-// lock takes the way from other writers: the C side's may hold it for a
-// few instructions.
-func (w *rlWay) lock() {
-	for spins := 0; ; spins++ {
-		if s := w.seq.Load(); s&1 == 0 && w.seq.CompareAndSwap(s, s+1) {
-			return
-		}
-		if spins%64 == 63 {
-			yieldCPU() // its thread may be descheduled
-		}
-	}
-}
-
-func (w *rlWay) unlock() { w.seq.Add(1) }
 
 // rlRef is a way's segment but for its epoch (vc nil: none), written and
 // read under the way's seq like the rest of the way: a segment per region
@@ -171,11 +156,11 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 			// the C side takes free ways too (runtime/regionpub.c),
 			// without the stripe: one it took meanwhile is its own
 			w := &r.ways[free]
-			w.lock()
+			w.seq.lock()
 			if w.mutex.Load() == 0 {
 				target = free
 			} else {
-				w.unlock()
+				w.seq.unlock()
 			}
 		default:
 			target = r.evict(base)
@@ -202,7 +187,7 @@ func (r *readLog) putUnder(m uint64, seg *wrSeg, addrs []uint64, all bool) {
 		w.flags.Store(0)
 	}
 	w.mutex.Store(m)
-	w.unlock()
+	w.seq.unlock()
 }
 
 // pick finds, under the slot's stripe, the way of mutex m that seg's
@@ -220,9 +205,9 @@ func (r *readLog) pick(base int, m uint64, seg *wrSeg, all bool) (ks wayKeys, ta
 				free = i
 			}
 		case wm == m:
-			w.lock() // the C side may be moving its epoch on
+			w.seq.lock() // the C side may be moving its epoch on
 			if !r.covered(i, seg) {
-				w.unlock()
+				w.seq.unlock()
 				continue
 			}
 			// seg's region happens after this way's: it takes the
@@ -233,7 +218,7 @@ func (r *readLog) pick(base int, m uint64, seg *wrSeg, all bool) (ks wayKeys, ta
 				target = i // written by putUnder, still taken
 			} else {
 				r.empty(i)
-				w.unlock()
+				w.seq.unlock()
 			}
 		}
 	}
@@ -335,8 +320,8 @@ func (r *readLog) materialize(i int, tid uint16, vc *shadow.VC) {
 		return
 	}
 	w := &r.ways[i]
-	w.lock()
-	defer w.unlock()
+	w.seq.lock()
+	defer w.seq.unlock()
 	if w.flags.Load()&rlCMade == 0 || shadow.Epoch(w.epoch.Load()).TID() != tid {
 		return
 	}
@@ -369,7 +354,7 @@ func (r *readLog) evict(base int) int {
 	if victim < 0 {
 		victim = base // every way was written by the C side lately
 	}
-	r.ways[victim].lock()
+	r.ways[victim].seq.lock()
 	if seg, ok := r.seg(victim); ok && (over == nil || !over.covers(&seg)) {
 		r.over.fold(&seg)
 	}
@@ -399,14 +384,8 @@ func (r *readLog) news(t *thread, m, lo, hi uint64, out *[rlWays]wrSeg) (n int, 
 // under m itself are waited for before the region began).
 func (r *readLog) newsAt(i int, t *thread, m, lo, hi uint64) (seg wrSeg, ok bool) {
 	w := &r.ways[i]
-	for spins := 1; ; spins++ {
-		s := w.seq.Load()
-		if s&1 != 0 {
-			if spins%64 == 0 {
-				yieldCPU()
-			}
-			continue
-		}
+	for {
+		s := w.seq.stable()
 		if w.mutex.Load() != m {
 			return seg, false
 		}

@@ -18,8 +18,8 @@ import (
 // reference. It returns the way's index in the table.
 func cPut(st *segTable, key uint64, tid uint16, clock, m uint64) uint32 {
 	s := st.slot(key)
-	s.meta.lock()
-	defer s.meta.unlock()
+	s.meta.seq.lock()
+	defer s.meta.seq.unlock()
 	v := -1
 	for i := range s.ways {
 		if k := s.ways[i].key.Load(); k == key || (k == 0 && v < 0) {
@@ -95,10 +95,10 @@ func TestReadLogCMadeWay(t *testing.T) {
 	snaps[1] = now
 	i := r.slot(m)
 	w := &r.ways[i]
-	w.lock()
+	w.seq.lock()
 	w.flags.Store(rlCMade)
 	w.epoch.Store(uint64(shadow.MakeEpoch(1, 9)))
-	w.unlock()
+	w.seq.unlock()
 	got := found(r, writerOf(2), m, 0x1000, 0x1004)
 	if len(got) != 1 || got[0].vc != now || got[0].clock() != 9 || got[0].mutex != m {
 		t.Fatalf("a writer found %+v", got)
@@ -111,22 +111,30 @@ func TestReadLogCMadeWay(t *testing.T) {
 	}
 }
 
+// snapshotThread makes a thread whose fast path asked for a snapshot, and
+// gives it one (thread.snapshot), after the Go side made the published
+// writes' table: the C side may publish for it now.
+func snapshotThread(b *bench) (int32, *thread, *shadow.VC) {
+	tid := b.create(0, 0x100)
+	b.flush(tid)
+	th := b.d.thread(tid)
+	b.region(tid).wantSnap = true
+	snap := th.snapshot()
+	b.d.wrSeg.table.put(wrKey(0x9000), segAt(0, 1, 0x500), false)
+	return tid, th, snap
+}
+
 // A thread's join materializes the ways the C side published under its
 // snapshot before the snapshot goes: a reader of such a way is ordered
 // after what the thread knew at its region, not after what it joined
 // later.
 func TestJoinMaterializesCMadeWays(t *testing.T) {
 	b := newBench(t, "")
-	t1 := b.create(0, 0x100)
+	t1, th, snap := snapshotThread(b)
 	t2 := b.create(0, 0x200)
-	b.flush(t1)
-	th := b.d.thread(t1)
-	b.region(t1).wantSnap = true // the fast path asked for a snapshot
-	snap := th.snapshot()
 	if !b.region(t1).snapOK {
 		t.Fatal("the fast path was not told of the snapshot")
 	}
-	b.d.wrSeg.table.put(wrKey(0x9000), segAt(uint16(t2), 1, 0x500), false) // the Go side makes the table
 	clock := th.vc.Get(uint16(t1))
 	w := cPut(b.d.wrSeg.table, wrKey(0x8000), uint16(t1), clock, 0x500)
 	b.region(t1).cmade = append(b.region(t1).cmade, fakeWay{HandoffWrites, w})
@@ -175,12 +183,7 @@ func TestSegTableCMadeConcurrentReaders(t *testing.T) {
 // stays known, and the list empties.
 func TestRegionEndMaterializesCMadeWays(t *testing.T) {
 	b := newBench(t, "")
-	t1 := b.create(0, 0x100)
-	b.flush(t1)
-	th := b.d.thread(t1)
-	b.region(t1).wantSnap = true
-	snap := th.snapshot()
-	b.d.wrSeg.table.put(wrKey(0x9000), segAt(0, 1, 0x500), false)
+	t1, th, snap := snapshotThread(b)
 	w := cPut(b.d.wrSeg.table, wrKey(0x8000), uint16(t1), th.vc.Get(uint16(t1)), 0x500)
 	b.region(t1).cmade = append(b.region(t1).cmade, fakeWay{HandoffWrites, w})
 	b.d.regionEnd(th, 0x500, true, false, true)
@@ -240,9 +243,9 @@ func TestReadLogPutLeavesCTakenWays(t *testing.T) {
 					return
 				}
 			}
-			r.ways[w].lock()
+			r.ways[w].seq.lock()
 			r.empty(w)
-			r.ways[w].unlock()
+			r.ways[w].seq.unlock()
 		}
 	}, func() {
 		r.put(readerSeg(2, 5, gm, nil), []uint64{0x2000}, false)
@@ -250,11 +253,11 @@ func TestReadLogPutLeavesCTakenWays(t *testing.T) {
 		for i := base; i < base+rlWays; i++ {
 			if w := &r.ways[i]; w.mutex.Load() == gm {
 				r.mu[0].Lock()
-				w.lock()
+				w.seq.lock()
 				if w.mutex.Load() == gm {
 					r.empty(i)
 				}
-				w.unlock()
+				w.seq.unlock()
 				r.mu[0].Unlock()
 			}
 		}
@@ -266,12 +269,7 @@ func TestReadLogPutLeavesCTakenWays(t *testing.T) {
 // thread, the ways the C side wrote for it are found and materialized.
 func TestForgetMaterializesCMadeWays(t *testing.T) {
 	b := newBench(t, "")
-	t1 := b.create(0, 0x100)
-	b.flush(t1)
-	th := b.d.thread(t1)
-	b.region(t1).wantSnap = true
-	snap := th.snapshot()
-	b.d.wrSeg.table.put(wrKey(0x9000), segAt(0, 1, 0x500), false)
+	t1, th, snap := snapshotThread(b)
 	cPut(b.d.wrSeg.table, wrKey(0x8000), uint16(t1), th.vc.Get(uint16(t1)), 0x500)
 	b.d.rdSeg.put(readerSeg(0, 1, 0x600, nil), []uint64{0x1000}, false)
 	rw, ok := cTakeFree(b.d.rdSeg, 0x600, uint16(t1), th.vc.Get(uint16(t1)))

@@ -77,7 +77,7 @@ type segWay struct {
 // thread's next join, before which the Go side puts the snapshot in the
 // way's refs and clears the bit (materialize).
 type slotMeta struct {
-	seq   atomic.Uint64
+	seq   seqWord
 	cmade atomic.Uint64
 	mutex [segWays]atomic.Uint64 // each way's first mutex (0: none)
 	// puts counts the slot's writes; used is when each way was written
@@ -94,11 +94,17 @@ type segSlotMem struct {
 	meta slotMeta
 }
 
-// lock takes the slot from other writers: the C side's may hold it for
+// seqWord is a writers' lock that readers check without taking it: odd
+// while a writer (the Go side, or the C side for a way it publishes
+// into) holds it. A reader that reads it even, then what it guards, then
+// the same value again, read a consistent state (slotMeta, rlWay).
+type seqWord struct{ atomic.Uint64 }
+
+// lock takes the word from other writers: the C side's may hold it for
 // a few instructions, on a thread that may be descheduled.
-func (m *slotMeta) lock() {
+func (q *seqWord) lock() {
 	for spins := 0; ; spins++ {
-		if s := m.seq.Load(); s&1 == 0 && m.seq.CompareAndSwap(s, s+1) {
+		if s := q.Load(); s&1 == 0 && q.CompareAndSwap(s, s+1) {
 			return
 		}
 		if spins%64 == 63 {
@@ -107,7 +113,19 @@ func (m *slotMeta) lock() {
 	}
 }
 
-func (m *slotMeta) unlock() { m.seq.Add(1) }
+func (q *seqWord) unlock() { q.Add(1) }
+
+// stable is the word's value once no writer holds it.
+func (q *seqWord) stable() uint64 {
+	for spins := 0; ; spins++ {
+		if s := q.Load(); s&1 == 0 {
+			return s
+		}
+		if spins%64 == 63 {
+			yieldCPU()
+		}
+	}
+}
 
 // yieldCPU gives the processor to another thread of the system while a
 // way's writer finishes (perhaps a thread of the program, descheduled
@@ -121,18 +139,6 @@ func (m *slotMeta) unlock() { m.seq.Add(1) }
 // this call it did not hang in 800 runs. That Gosched caused the hang is
 // likely, not proven.
 func yieldCPU() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
-
-// stable is the slot's seq once no writer holds it.
-func (m *slotMeta) stable() uint64 {
-	for spins := 0; ; spins++ {
-		if s := m.seq.Load(); s&1 == 0 {
-			return s
-		}
-		if spins%64 == 63 {
-			yieldCPU()
-		}
-	}
-}
 
 // segRefs is a slot's segments but for their epochs and first mutexes:
 // the fields of few segments' more are kept apart, made for the slot by
@@ -153,7 +159,7 @@ type segRef struct {
 // reader holds, which it would not miss.
 func (st *segTable) load(s *segSlot, i int, key uint64) (seg wrSeg, ok bool) {
 	for {
-		seq := s.meta.stable()
+		seq := s.meta.seq.stable()
 		if s.ways[i].key.Load() != key {
 			if s.meta.seq.Load() == seq {
 				return seg, false
@@ -267,8 +273,8 @@ func (st *segTable) materialize(w uint32, tid uint16, vc *shadow.VC) {
 		return
 	}
 	s, i := &(*slots)[w/segWays], int(w%segWays)
-	s.meta.lock()
-	defer s.meta.unlock()
+	s.meta.seq.lock()
+	defer s.meta.seq.unlock()
 	c := s.meta.cmade.Load()
 	if c&(1<<i) == 0 || shadow.Epoch(s.ways[i].epoch.Load()).TID() != tid {
 		return
@@ -428,8 +434,8 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 		}
 	})
 	s := st.slot(key)
-	s.meta.lock()
-	defer s.meta.unlock()
+	s.meta.seq.lock()
+	defer s.meta.seq.unlock()
 	if s.refs.Load() == nil {
 		s.refs.Store(new(segRefs))
 	}
