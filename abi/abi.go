@@ -163,6 +163,15 @@ const (
 	WaitWoke   = 2 // it returned 0 (not a timeout)
 )
 
+// The len of a Signal event.
+const (
+	// SignalAtEnd: the signal travels with its region's hand-over
+	// (runtime/wrappers.c hg_signal), whose end publishes the region's
+	// writes, those before the signal included; the signal itself
+	// publishes none.
+	SignalAtEnd = 1
+)
+
 // The len of Lock and Unlock events.
 const (
 	LockRead  = 1  // read mode (rwlock)

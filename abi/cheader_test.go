@@ -94,6 +94,7 @@ func defines() [][]define {
 		num("HG_ANN_CONDVAR_WAIT", abi.AnnCondVarWait, ""),
 		num("HG_WAIT_IN_LOOP", abi.WaitInLoop, "the len of HG_WAITDONE"),
 		num("HG_WAIT_WOKE", abi.WaitWoke, ""),
+		num("HG_SIGNAL_AT_END", abi.SignalAtEnd, "the len of HG_SIGNAL"),
 		num("HG_LOCK_READ", abi.LockRead, "the len of HG_LOCK and HG_UNLOCK"),
 		num("HG_LOCK_WAIT", abi.LockWait, ""),
 		num("HG_LOCK_CVM", abi.LockCVM, ""),

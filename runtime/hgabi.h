@@ -71,6 +71,8 @@
 /* the len of HG_WAITDONE */
 #define HG_WAIT_IN_LOOP 1
 #define HG_WAIT_WOKE 2
+/* the len of HG_SIGNAL */
+#define HG_SIGNAL_AT_END 1
 /* the len of HG_LOCK and HG_UNLOCK */
 #define HG_LOCK_READ 1
 #define HG_LOCK_WAIT 2

@@ -717,11 +717,12 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 {
 	if (!t)
 		return;
-	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	if (hg_opts.handoff && t->recording && hg_cvm_waited_with((uint64_t)(uintptr_t)c, t->region_mutex)) {
+		hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
 		t->signalled = 1;
 		return;
 	}
+	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	hg_published(t, 0); /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */

@@ -116,9 +116,13 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 // t's current segment (DS(d) <- TS_t), TS_cv joins TS_t, and t starts a new
 // segment. A signal sent after the unlock publishes the writes of the
 // region that ended (the C record keeps them until the next region), as
-// written under that region's mutex.
-func (d *Detector) signal(t *thread, cv uint64) {
-	if d.opts.LSD == "wr" || d.opts.Handoff {
+// written under that region's mutex. A signal that travels with its
+// region's hand-over (atEnd) leaves the writes to the region's end,
+// which publishes them all in a later segment of t: published here too,
+// they cost a second snapshot and a second put per variable in every
+// such region (a queue's push and pop: bench/pipeline.c).
+func (d *Detector) signal(t *thread, cv uint64, atEnd bool) {
+	if (d.opts.LSD == "wr" || d.opts.Handoff) && !atEnd {
 		t.cond.load(t.rec)
 		if len(t.cond.writes) > 0 {
 			seg := d.segmentOf(t, t.regionMutex, !t.regionRead)

@@ -133,7 +133,7 @@ func (d *Detector) condEvent(t *thread, addr, arg uint64, flags uint16) {
 	case flags&abi.Hook != 0:
 		d.loopExit(t, addr)
 	case flags&abi.Signal != 0:
-		d.signal(t, addr)
+		d.signal(t, addr, arg&abi.SignalAtEnd != 0)
 	default:
 		d.waitDone(t, addr, arg&abi.WaitInLoop != 0, arg&abi.WaitWoke != 0)
 	}
