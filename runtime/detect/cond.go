@@ -38,6 +38,7 @@ type condState struct {
 	loopCV    uint64 // condition variable of the last marked wait in the current wait loop
 	loopWait  bool   // a marked wait ran since the last loop exit
 	waited    bool   // a wait completed in this region: its end looks for more write/read relations
+	joined    int    // reads[:joined] were joined at the region's last wait (handleWait)
 }
 
 func (c *condState) begin() {
@@ -45,7 +46,7 @@ func (c *condState) begin() {
 }
 
 func (c *condState) end() {
-	c.recording, c.waited = false, false
+	c.recording, c.waited, c.joined = false, false, 0
 	// A wait loop left through an edge without a hook must not lend its
 	// condition variable to a later loop.
 	c.loopCV, c.loopWait = 0, false
@@ -66,7 +67,11 @@ func (c *condState) load(r Region) {
 // relations too: a consumer that takes an element from a queue reads the
 // queue's links after the loop condition (dissertation fig. 6.7), and the
 // signaller that wrote those links published the element. Only relations
-// found are added (no fallback to TS_cv).
+// found are added (no fallback to TS_cv). The reads before the wait were
+// searched when it completed, with the mutex held from then on: no
+// region under it published anything since. (Searched again, they cost
+// the pipeline's every region a look-up per read in the published
+// writes.)
 //
 // The writes (up to a signal) of every region under a mutex used with
 // condition variables (hgrt.h HG_LOCK_CVM), and of every region that
@@ -91,8 +96,8 @@ func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bo
 		return
 	}
 	t.cond.load(t.rec)
-	if joinReads {
-		d.wrSeg.joinInto(t, t.cond.reads)
+	if joinReads && t.cond.joined < len(t.cond.reads) {
+		d.wrSeg.joinInto(t, t.cond.reads[t.cond.joined:])
 	}
 	var seg wrSeg
 	wrote := publish && len(t.cond.writes) > 0
@@ -169,6 +174,7 @@ func (d *Detector) handleWait(t *thread, cv uint64) {
 	if d.opts.LSD == "wr" {
 		t.cond.load(t.rec)
 		found = d.wrSeg.joinInto(t, t.cond.reads)
+		t.cond.joined = len(t.cond.reads)
 	}
 	if !found && cv != 0 {
 		d.mu.Lock()

@@ -63,7 +63,7 @@ type thread struct {
 	createStack  []uint64 // the creator's call stack (creation.stack), nil for the main thread
 	name         string   // given by the program (ThreadName), "" if none; under Detector.mu
 	exitVC       *shadow.VC
-	depth        map[uint64]int            // lock -> times held (recursive mutexes, read locks taken twice)
+	depth        heldLocks                 // the locks held, and how many times each (recursive mutexes, read locks taken twice)
 	env          msm.Env                   // env{d, t}, made once: an interface value per access would allocate
 	cond         condState                 // lock-protected region recording (cond.go)
 	snap         *shadow.VC                // snapshot of vc for published segments, nil after a join (handoff.go)

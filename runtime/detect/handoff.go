@@ -132,9 +132,9 @@ func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) wrSeg {
 	if t.holdsOnly(mutex) {
 		return seg
 	}
-	for m, n := range t.depth {
-		if n > 0 && m != mutex && d.locks.Contains(t.writeHeld, m) {
-			seg.addMutex(m)
+	for _, h := range t.depth {
+		if h.mutex != mutex && d.locks.Contains(t.writeHeld, h.mutex) {
+			seg.addMutex(h.mutex)
 		}
 	}
 	return seg
@@ -143,9 +143,7 @@ func (d *Detector) segmentOf(t *thread, mutex uint64, exclusive bool) wrSeg {
 // holdsOnly reports whether t holds no lock but m, if any (a cheaper
 // question than a walk of t.depth, which a region asks at every
 // publication).
-func (t *thread) holdsOnly(m uint64) bool {
-	return len(t.depth) == 0 || len(t.depth) == 1 && t.depth[m] > 0
-}
+func (t *thread) holdsOnly(m uint64) bool { return t.depth.only(m) }
 
 // heldBy reports whether t holds one of the mutexes seg was written under.
 func (seg *wrSeg) heldBy(t *thread) bool {
@@ -153,7 +151,7 @@ func (seg *wrSeg) heldBy(t *thread) bool {
 		return true // t is inside a region
 	}
 	for m := range seg.mutexes() {
-		if t.depth[m] > 0 {
+		if t.depth.count(m) > 0 {
 			return true
 		}
 	}
@@ -438,6 +436,7 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 // is seen too (a merge thread that holds a node's lock and reads many
 // lines, then compares queued nodes under the queue's lock).
 func (d *Detector) publishReads(t *thread) {
+	t.cond.joined = 0 // the C side records the reads afresh
 	if !d.opts.Handoff {
 		return
 	}
@@ -462,9 +461,9 @@ func (d *Detector) readSegmentOf(t *thread, mutex uint64) wrSeg {
 	if t.holdsOnly(mutex) {
 		return seg
 	}
-	for m, n := range t.depth {
-		if n > 0 && m != mutex {
-			seg.addMutex(m)
+	for _, h := range t.depth {
+		if h.mutex != mutex {
+			seg.addMutex(h.mutex)
 		}
 	}
 	return seg
@@ -481,14 +480,14 @@ func (d *Detector) handoffWrite(t *thread, addr, size uint64) {
 	joined := false
 	lo := addr &^ (shadow.GranuleSize - 1)
 	hi := min(addr+size, addr+handoffWriteWords*shadow.GranuleSize)
-	if len(t.depth) == 1 && t.depth[t.regionMutex] > 0 { // the region's mutex alone: no walk of the map
+	if len(t.depth) == 1 && t.depth[0].mutex == t.regionMutex { // the region's mutex alone
 		if d.locks.Contains(t.writeHeld, t.regionMutex) {
 			joined = d.joinReaders(t, t.regionMutex, lo, hi)
 		}
 	} else {
-		for m, n := range t.depth {
-			if n > 0 && d.locks.Contains(t.writeHeld, m) {
-				joined = d.joinReaders(t, m, lo, hi) || joined
+		for _, h := range t.depth {
+			if d.locks.Contains(t.writeHeld, h.mutex) {
+				joined = d.joinReaders(t, h.mutex, lo, hi) || joined
 			}
 		}
 	}

@@ -253,11 +253,11 @@ func (g *lockGraph) cyclesFound() int {
 // waits, with the mutexes t holds, for the stack that follows
 // (lockOrderStack).
 func (d *Detector) lockOrderNote(t *thread, addr, mode uint64) {
-	if !d.opts.Deadlocks || mode&abi.LockOrder == 0 || mode&abi.LockTry != 0 || t.depth[addr] > 0 {
+	if !d.opts.Deadlocks || mode&abi.LockOrder == 0 || mode&abi.LockTry != 0 || t.depth.count(addr) > 0 {
 		return
 	}
-	for held := range t.depth {
-		t.orderPending = append(t.orderPending, lockPair{held, addr})
+	for _, h := range t.depth {
+		t.orderPending = append(t.orderPending, lockPair{h.mutex, addr})
 	}
 }
 

@@ -256,3 +256,22 @@ func TestJoinRuleKeepsReadersSegments(t *testing.T) {
 	races, out := b.finish()
 	wantReports(t, races, out, 0)
 }
+
+func TestHeldLocksCountsHolds(t *testing.T) {
+	var h heldLocks
+	if h.take(1) != 1 || h.take(2) != 1 || h.take(1) != 2 {
+		t.Fatalf("take: %v", h)
+	}
+	if h.count(1) != 2 || h.count(2) != 1 || h.count(3) != 0 || h.only(1) {
+		t.Fatalf("count: %v", h)
+	}
+	if h.release(3) != 0 || h.release(1) != 2 || h.count(1) != 1 {
+		t.Fatalf("release of a recursive hold: %v", h)
+	}
+	if h.release(1) != 1 || h.count(1) != 0 || len(h) != 1 || !h.only(2) {
+		t.Fatalf("release of the last hold: %v", h)
+	}
+	if h.release(2) != 1 || len(h) != 0 || !h.only(7) {
+		t.Fatalf("release of the only lock: %v", h)
+	}
+}
