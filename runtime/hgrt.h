@@ -448,6 +448,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thr
 #define HG_STACK_FRAMES 32 /* frames of a captured call stack (reports, thread creation) */
 int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */
+void hg_pub_spin_init(void);                  /* start-up: hand-over waiters spin only with more than one CPU */
 void hg_records_forked(void);                /* the fork handler: the free list's lock is free */
 void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the program: its record goes back when it ends */
 
