@@ -42,7 +42,7 @@ type condState struct {
 }
 
 func (c *condState) begin() {
-	c.recording = true
+	c.recording, c.waited, c.joined = true, false, 0
 }
 
 func (c *condState) end() {

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -404,5 +405,57 @@ func BenchmarkQueueHandOff(b *testing.B) {
 		cev[0], cev[1], cev[2], cev[3], cev[4], cev[5] = lock(mu, begin), loopExit(cv), rd(s, 8, 0x2001),
 			wr(count, 8, 0x2002), signal(cv+8), unlock(mu, cvEnd)
 		bn.flush(cons, cev...)
+	}
+}
+
+// A signal that travels with its region's hand-over (abi.SignalAtEnd)
+// publishes nothing itself; the region's end publishes every write, those
+// after the signal included, and a consumer that reads either is ordered
+// after the producer.
+func TestHandOffSignalAtEnd(t *testing.T) {
+	for _, read := range []uint64{flag, head} {
+		b := newBench(t, "")
+		prod, cons := b.create(0, 0x500), b.create(0, 0x510)
+		b.region(prod).writes = []uint64{flag, head}
+		b.flush(prod, wr(data, 8, 0x1001), lock(mu, begin), wr(flag, 4, 0x1002),
+			ev(cv, abi.Signal, abi.SignalAtEnd), wr(head, 8, 0x1003), unlock(mu, end|uint64(abi.LockCVM)))
+		b.region(cons).reads = []uint64{read}
+		b.flush(cons, lock(mu, begin), rd(read, 4, 0x2001), unlock(mu, end), rd(data, 8, 0x2002))
+		races, out := b.finish()
+		wantReports(t, races, out, 0)
+	}
+}
+
+// A waiter's region end looks for write/read relations among the reads
+// made after its wait loop was left (dissertation fig. 6.7): the producer
+// published the item's link under another mutex, which no hand-off
+// follows, and the consumer read it only after the loop's exit, which the
+// Go side handled in an earlier flush (the buffer filled up, say). Reads
+// the exit's relations took in are not searched again.
+func TestWaitRegionEndJoinsReadsAfterWait(t *testing.T) {
+	for _, readAfter := range []bool{true, false} {
+		b := newBench(t, "")
+		prod, cons := b.create(0, 0x500), b.create(0, 0x510)
+		b.region(prod).writes = []uint64{head}
+		b.flush(prod, wr(data, 8, 0x1001), lock(mu2, begin), wr(head, 8, 0x1002), unlock(mu2, end))
+		b.region(cons).reads = []uint64{flag}
+		b.flush(cons, lock(mu, begin), rd(flag, 4, 0x2001), loopExit(cv))
+		var events []Event
+		if readAfter {
+			b.region(cons).reads = append(b.region(cons).reads, head)
+			events = append(events, rd(head, 8, 0x2003))
+		}
+		b.flush(cons, append(events, unlock(mu, end), rd(data, 8, 0x2002))...)
+		races, out := b.finish()
+		if readAfter {
+			// the read of the link itself, under mu against a write
+			// under mu2, is a race of its own; the data is ordered
+			wantReports(t, races, out, 1, "Read of size 8 at 0x10300 by thread T2:\n")
+			if strings.Contains(out, "at 0x10100") {
+				t.Errorf("the data's read is reported:\n%s", out)
+			}
+			continue
+		}
+		wantReports(t, races, out, 1, "Read of size 8 at 0x10100 by thread T2:\n")
 	}
 }
