@@ -61,7 +61,7 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 
 /* publications under way, by mutex (hg_publish_begin below) */
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
-#define HG_PUB_SPIN 256	 /* pauses before a waiter sleeps (hg_publish_wait) */
+#define HG_PUB_SPIN 1024 /* pauses before a waiter sleeps (hg_publish_wait) */
 enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
 static struct hg_pub_slot {
 	/* publications under way, by what they hand over (futex words): a
@@ -363,9 +363,13 @@ static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int wh
 
 /* hg_pub_quiet waits until the pending word is zero: a publication is a
  * call into the Go side of a few microseconds, so the waiter spins for
- * about that long, then sleeps until the publisher wakes it. (Yielding in
- * a loop made more system calls than the program: bench/handoff.c called
- * sched_yield 270 thousand times for 200 thousand locks.) */
+ * a while, then sleeps until the publisher wakes it. (Yielding in a loop
+ * made more system calls than the program: bench/handoff.c called
+ * sched_yield 270 thousand times for 200 thousand locks.) A sleep and
+ * its wake-up cost more than the spin: 1,024 pauses in place of 256 took
+ * bench/pipeline.c from 0.39 to 0.36 s and bench/handoff.c from 0.56 to
+ * 0.53 s (medians of 7, interleaved, on 2026-11-27); 32 made handoff.c
+ * 0.81 s. Sixty-four threads on one mutex (two CPUs) were 5% slower. */
 static int hg_pub_spin = HG_PUB_SPIN;
 
 /* hg_pub_spin_init: a process allowed one CPU sleeps at once: the
