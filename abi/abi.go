@@ -163,6 +163,25 @@ const (
 	WaitWoke   = 2 // it returned 0 (not a timeout)
 )
 
+// The len of an Atomic event.
+const (
+	// AcquireKnown: nothing was released on the word since the thread
+	// last acquired it (runtime/fastpath.c, hg_acquire_known); the C
+	// side began the thread's next segment itself, and the Go side's
+	// clock only follows the tick.
+	AcquireKnown = 1
+	// ReleaseKnown, with an atomic's release half: the C side released
+	// the thread's clock on the word itself (runtime/fastpath.c,
+	// hg_release_known) and began the thread's next segment; the Go side's
+	// clock only follows the tick.
+	ReleaseKnown = 2
+)
+
+// SyncKnown is how many synchronisation objects a thread's C record
+// remembers having acquired, with their release stamps, direct-mapped by
+// (address >> 3) mod SyncKnown.
+const SyncKnown = 16
+
 // The len of a Signal event.
 const (
 	// SignalAtEnd: the signal travels with its region's hand-over

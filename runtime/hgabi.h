@@ -73,6 +73,11 @@
 #define HG_WAIT_WOKE 2
 /* the len of HG_SIGNAL */
 #define HG_SIGNAL_AT_END 1
+/* the len of an HG_ATOMIC event */
+#define HG_ACQUIRE_KNOWN 1
+#define HG_RELEASE_KNOWN 2
+/* entries of a record's acquired objects */
+#define HG_SYNC_KNOWN 16
 /* the len of HG_LOCK and HG_UNLOCK */
 #define HG_LOCK_READ 1
 #define HG_LOCK_WAIT 2

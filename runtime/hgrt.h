@@ -216,6 +216,18 @@ struct hg_thread {
 	/* the overflow segment of each hand-off table that the thread
 	 * knows (fastpath.c, hg_handoff_news; cRecord.KnowOverflow) */
 	uint64_t over_known[2];
+	/* Synchronisation objects whose releases up to stamp the thread's
+	 * clock holds (cRecord.KnowAcquired), direct-mapped by (obj >> 3)
+	 * mod HG_SYNC_KNOWN: an atomic's acquire finds nothing new while the
+	 * object's stamp stays (fastpath.c, hg_acquire_known). exact, if
+	 * not 0, is the thread's own clock when its clock became the
+	 * object's but for that component: until a later join (joined_at)
+	 * the fast path releases on the object itself (hg_release_known).
+	 * Written by the thread's own Go-side processing, and by that fast
+	 * path. */
+	struct {
+		uint64_t obj, stamp, exact;
+	} acq[HG_SYNC_KNOWN];
 	/* Signal handlers the thread is running (signals.c): in_rt is set
 	 * for their duration, and restored to sig_saved_rt. */
 	int32_t sig_depth;

@@ -108,6 +108,16 @@ func (r *cRecord) KnowJoin(clock uint64) {
 	}
 }
 
+// KnowAcquired notes in the record the release stamp of obj that the
+// thread's clock holds, and whether it holds obj's clock exactly (hgrt.h,
+// acq). Only the thread's own calls write it.
+func (r *cRecord) KnowAcquired(obj, stamp, exact uint64) {
+	if r != nil {
+		a := &r.acq[obj>>3%C.HG_SYNC_KNOWN]
+		a.obj, a.stamp, a.exact = C.uint64_t(obj), C.uint64_t(stamp), C.uint64_t(exact)
+	}
+}
+
 // KnowSnapshot notes in the record whether its thread has a clock
 // snapshot the C side may publish under (hgrt.h, snap_ok). Only the
 // thread's own calls write it.

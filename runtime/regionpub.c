@@ -224,6 +224,17 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	return 1;
 }
 
+int hg_begin_segment(struct hg_thread *t)
+{
+	uint64_t now = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
+	if ((now & HG_CELL_CLOCK) >= HG_CELL_CLOCK / 2)
+		return 0; /* the cell epoch may have dropped clock bits: the Go side */
+	__atomic_store_n(&hg_tstate[t->tid].epoch, now + 1, __ATOMIC_RELAXED);
+	hg_trace_mark_epoch(now + 1);
+	t->c_ticked = 1;
+	return 1;
+}
+
 int hg_region_publish(struct hg_thread *t, uint64_t m)
 {
 	if (!hg_region_quiet(t, m))
@@ -243,9 +254,5 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 			if (!hg_write_publish(t, base, t->rec_w[k] + 1, e, m))
 				return 0;
 	}
-	/* the next segment, as the Go side's tick (detector.go) */
-	__atomic_store_n(&hg_tstate[self].epoch, now + 1, __ATOMIC_RELAXED);
-	hg_trace_mark_epoch(now + 1);
-	t->c_ticked = 1;
-	return 1;
+	return hg_begin_segment(t); /* checked above: it cannot fail */
 }

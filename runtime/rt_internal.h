@@ -94,10 +94,11 @@ HG_INTERNAL void hg_trace_detach(void);
 HG_INTERNAL void hg_trace_mark_epoch(uint64_t e);
 
 /* The hand-off tables as the Go side published them (fastpath.c,
- * hg_publish_handoff): [0] the published writes, [1] the reader log;
+ * hg_publish_handoff): [0] the published writes, [1] the reader log,
+ * [2] the release stamps (struct hg_sync_stamp);
  * the address of each table's memory and its slots' bits. */
-extern uintptr_t hg_handoff_keys[2] HG_INTERNAL;
-extern uint32_t hg_handoff_bits[2] HG_INTERNAL;
+extern uintptr_t hg_handoff_keys[3] HG_INTERNAL;
+extern uint32_t hg_handoff_bits[3] HG_INTERNAL;
 
 /* One way of the reader log (runtime/detect/readlog.go, rlWay): the
  * granules a thread's regions read under a mutex, and the epoch of the
@@ -129,6 +130,24 @@ _Static_assert(sizeof(struct hg_wslot) == 256, "segSlotMem");
  * C and t moved to its next segment (1), or the Go side must publish it
  * (0). */
 HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
+
+/* regionpub.c: t's next segment begins on the C side, as the Go side's
+ * tick would begin it (1); 0 when the Go side must (the clock is about
+ * to outgrow a cell's bits). The Go side's clock follows when it
+ * processes an event that says so (HG_LOCK_TICKED, HG_ACQUIRE_KNOWN),
+ * which the caller buffers. */
+HG_INTERNAL int hg_begin_segment(struct hg_thread *t);
+
+/* The release stamps of synchronisation objects (runtime/detect/sync.go,
+ * syncClocks): a slot per hash of the object's address, rewritten at
+ * every release on an object of the slot: the stamp grows by one at each
+ * (never 0 once written), then the key names the object. Its writers
+ * take seq (odd while taken), the Go side's also a mutex. pend is a
+ * release the C side made on key's object (tid << 48 | clock, 0 if
+ * none), which the Go side folds into the object's clock. */
+struct hg_sync_stamp {
+	uint64_t key, stamp, seq, pend;
+};
 
 /* remote.c: the detector is a process of its own (a forked child) */
 HG_INTERNAL int hg_remote_on(void);

@@ -240,6 +240,10 @@ func (r *recMsg) WantsSnapshot() bool { return false }
 
 func (r *recMsg) TakeCMade(buf []uint32) []uint32 { return buf }
 
+// KnowAcquired: the child's atomics always come here (runtime/fastpath.c,
+// hg_acquire_known), since this process does not write its stamps.
+func (r *recMsg) KnowAcquired(uint64, uint64, uint64) {}
+
 // NoteLockStep: the child's lock views learn no transitions (the cache
 // is the child's memory), so they follow its locksets from flush to flush.
 func (r *recMsg) NoteLockStep(uint64, uint64, detect.LockStep) {}

@@ -250,6 +250,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->nlkc_q = 0;
 	memset(t->tsets, 0, sizeof t->tsets);
 	memset(t->over_known, 0, sizeof t->over_known);
+	memset(t->acq, 0, sizeof t->acq);
 }
 
 struct hg_thread *hg_current(void)
@@ -502,7 +503,9 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
  * locksets there (runtime/detect, lockEvent); or an allocation, or a
  * release outside a region, whose shadow the C side reset already
  * (malloc.c), which the Go side only records (heapEvent: a release in a
- * region looks up the readers of the block, and may join them). A
+ * region looks up the readers of the block, and may join them); or an
+ * atomic's acquire of nothing new or a release the C side made, whose
+ * tick it made too. A
  * program that allocates a message, fills it and pushes it on a queue
  * under a mutex then has its push published in C (regionpub.c). */
 static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len)
@@ -512,6 +515,8 @@ static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len
 		return !(len & (HG_LOCK_READS_FULL | HG_LOCK_WAIT));
 	if (kind == (HG_ALLOC | HG_RESET_DONE) || (kind == (HG_FREE | HG_RESET_DONE) && !t->recording))
 		return 1;
+	if ((kind == (HG_ATOMIC | HG_POST) && len == HG_ACQUIRE_KNOWN) || (kind == HG_ATOMIC && len == HG_RELEASE_KNOWN))
+		return 1; /* a tick the C side made already (fastpath.c, hg_acquire_known, hg_release_known) */
 	return kind == HG_UNLOCK && !(len & (HG_LOCK_RECORD | HG_LOCK_NESTED | HG_LOCK_WAIT | HG_LOCK_DESTROY));
 }
 

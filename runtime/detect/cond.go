@@ -177,11 +177,7 @@ func (d *Detector) handleWait(t *thread, cv uint64) {
 		t.cond.joined = len(t.cond.reads)
 	}
 	if !found && cv != 0 {
-		d.mu.Lock()
-		if vc := d.syncVC[cv]; vc != nil {
-			t.join(vc)
-		}
-		d.mu.Unlock()
+		d.syncVC.joinInto(t, cv)
 	}
 	t.cond.waited = t.cond.recording
 	d.tick(t)

@@ -26,16 +26,16 @@ type Detector struct {
 	tsets *shadow.Threadsets
 
 	mu       sync.Mutex
-	threads  []*thread             // by tid: the current occupant of each id
-	occupant occupants             // the same, read without d.mu (thread)
-	freed    []freedTID            // ids of joined threads, to reuse (threads.go)
-	detached []freedTID            // ids of detached threads that exited, oldest first (threads.go)
-	handles  map[uint64]int32      // pthread_t -> tid, of joinable threads (ThreadJoin)
-	named    map[uint64]int32      // pthread_t -> tid, of every live thread registered (ThreadName)
-	syncVC   map[uint64]*shadow.VC // release/acquire objects: cond vars, semaphores, atomics
+	threads  []*thread        // by tid: the current occupant of each id
+	occupant occupants        // the same, read without d.mu (thread)
+	freed    []freedTID       // ids of joined threads, to reuse (threads.go)
+	detached []freedTID       // ids of detached threads that exited, oldest first (threads.go)
+	handles  map[uint64]int32 // pthread_t -> tid, of joinable threads (ThreadJoin)
+	named    map[uint64]int32 // pthread_t -> tid, of every live thread registered (ThreadName)
 	barriers map[uint64]*barrier
-	wrSeg    *wrSegs  // DS of the write/read relation (cond.go)
-	rdSeg    *readLog // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
+	syncVC   syncClocks // release/acquire objects: cond vars, semaphores, atomics (sync.go)
+	wrSeg    *wrSegs    // DS of the write/read relation (cond.go)
+	rdSeg    *readLog   // the readers' side of lock hand-offs (readlog.go, reverse hand-offs)
 	rep      reporter
 	heap     heapBlocks
 	order    lockGraph    // lock-order inversions (lockorder.go)
@@ -63,24 +63,25 @@ type thread struct {
 	createStack  []uint64 // the creator's call stack (creation.stack), nil for the main thread
 	name         string   // given by the program (ThreadName), "" if none; under Detector.mu
 	exitVC       *shadow.VC
-	depth        heldLocks                 // the locks held, and how many times each (recursive mutexes, read locks taken twice)
-	env          msm.Env                   // env{d, t}, made once: an interface value per access would allocate
-	cond         condState                 // lock-protected region recording (cond.go)
-	snap         *shadow.VC                // snapshot of vc for published segments, nil after a join (handoff.go)
-	snapPub      atomic.Pointer[shadow.VC] // snap, for other threads' look-ups of what the C side published (snapOf)
-	det          *Detector                 // for the tables a join materializes (handoff.go)
-	cmade        []uint32                  // dropSnapshot's buffer
-	snapKnown    bool                      // the fast path was told of snap (snapshot)
-	snapAgain    bool                      // ... and of the one before: tell it of the next at once
-	overKnown    [4]uint64                 // ids of overflow segments t's clock already covers (handoff.go news)
-	regionMutex  uint64                    // the mutex of the current region, or of the last one (handoff.go)
-	regionRead   bool                      // regionMutex was taken in read mode: it orders no writes (handoff.go)
-	pending      []*raceReport             // reports waiting for the thread's stack (reporter.emit), under reporter.mu
-	npending     atomic.Int32              // len(pending), read without the lock at every flush (pendingCount)
-	accessSP     uint64                    // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
-	rec          Region                    // the thread's region recording, set at every flush (cond.go reads it)
-	tsetGen      uint32                    // the threadsets' generation when the flush began (Region.KnowMember)
-	orderPending []lockPair                // acquisitions waiting for the thread's stack to enter the lock-order graph (lockorder.go)
+	depth        heldLocks                    // the locks held, and how many times each (recursive mutexes, read locks taken twice)
+	env          msm.Env                      // env{d, t}, made once: an interface value per access would allocate
+	cond         condState                    // lock-protected region recording (cond.go)
+	snap         *shadow.VC                   // snapshot of vc for published segments, nil after a join (handoff.go)
+	snapPub      atomic.Pointer[shadow.VC]    // snap, for other threads' look-ups of what the C side published (snapOf)
+	det          *Detector                    // for the tables a join materializes (handoff.go)
+	cmade        []uint32                     // dropSnapshot's buffer
+	snapKnown    bool                         // the fast path was told of snap (snapshot)
+	snapAgain    bool                         // ... and of the one before: tell it of the next at once
+	overKnown    [4]uint64                    // ids of overflow segments t's clock already covers (handoff.go news)
+	syncKnown    [abi.SyncKnown]acquiredStamp // synchronisation objects t's clock holds up to a release stamp (sync.go)
+	regionMutex  uint64                       // the mutex of the current region, or of the last one (handoff.go)
+	regionRead   bool                         // regionMutex was taken in read mode: it orders no writes (handoff.go)
+	pending      []*raceReport                // reports waiting for the thread's stack (reporter.emit), under reporter.mu
+	npending     atomic.Int32                 // len(pending), read without the lock at every flush (pendingCount)
+	accessSP     uint64                       // the program's stack pointer at the access being checked, 0 if unknown (reportstack.go)
+	rec          Region                       // the thread's region recording, set at every flush (cond.go reads it)
+	tsetGen      uint32                       // the threadsets' generation when the flush began (Region.KnowMember)
+	orderPending []lockPair                   // acquisitions waiting for the thread's stack to enter the lock-order graph (lockorder.go)
 }
 
 // New starts a detector: it maps the shadow memory (outside the Go heap).
@@ -95,10 +96,11 @@ func New(cfg Config, host Host) (*Detector, error) {
 	}
 	d := &Detector{opts: cfg.Options, bias: cfg.Bias, host: host, mem: mem,
 		locks: shadow.NewLocksets(), tsets: shadow.NewThreadsets(),
-		handles: map[uint64]int32{}, named: map[uint64]int32{}, syncVC: map[uint64]*shadow.VC{}, barriers: map[uint64]*barrier{},
+		handles: map[uint64]int32{}, named: map[uint64]int32{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
 		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
 	d.wrSeg.table.snapOf, d.rdSeg.snapOf = d.snapOf, d.snapOf
+	d.syncVC.init(host)
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long
 	}

@@ -41,7 +41,7 @@ func (d *Detector) event(t *thread, e Event, rest []Event) {
 	case flags&(abi.Alloc|abi.Free) != 0:
 		d.heapEvent(t, e.Addr, e.Len, uint64(pc), flags)
 	case flags&abi.Atomic != 0:
-		d.atomicEvent(t, e.Addr, uint64(size), flags)
+		d.atomicEvent(t, e.Addr, uint64(size), flags, e.Len)
 	default:
 		n, sp := eventSP(e.Len)
 		if n == 0 {
@@ -149,8 +149,15 @@ func (d *Detector) condEvent(t *thread, addr, arg uint64, flags uint16) {
 // stores, are acquires and releases too, and never races (syncAccess).
 // libstdc++'s futures, for one, publish their state with an exchange and
 // test it with a plain load.
-func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16) {
-	if flags&abi.Post != 0 {
+//
+// An acquire the C side found to bring nothing new (abi.AcquireKnown:
+// no release on the word since t's last acquire of it), and a release it
+// made itself (abi.ReleaseKnown, syncClocks), began t's next segment
+// there; t's clock follows.
+func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16, arg uint64) {
+	if arg&(abi.AcquireKnown|abi.ReleaseKnown) != 0 {
+		t.vc.Tick(uint16(t.tid)) // the epoch is published already
+	} else if flags&abi.Post != 0 {
 		d.acquire(t, addr)
 	} else {
 		if flags&abi.Spin == 0 { // a locked instruction, not a spin load or a store that may be one's counterpart

@@ -97,6 +97,8 @@ type fakeRegion struct {
 	snapOK        bool
 	wantSnap      bool
 	cmade         []fakeWay
+	acquired      map[uint64]uint64 // KnowAcquired's last stamp per object
+	exact         map[uint64]uint64 // ... and its exact clock
 }
 
 type fakeWay struct {
@@ -117,6 +119,13 @@ func (r *fakeRegion) KnowJoin(clock uint64) {}
 func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
 func (r *fakeRegion) KnowSnapshot(ok bool) { r.snapOK = ok }
+
+func (r *fakeRegion) KnowAcquired(obj, stamp, exact uint64) {
+	if r.acquired == nil {
+		r.acquired, r.exact = map[uint64]uint64{}, map[uint64]uint64{}
+	}
+	r.acquired[obj], r.exact[obj] = stamp, exact
+}
 
 func (r *fakeRegion) WantsSnapshot() bool { return r.wantSnap }
 

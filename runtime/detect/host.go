@@ -123,6 +123,16 @@ type Region interface {
 	// call: a snapshot the fast path is not told of costs nothing on the
 	// Go side's readers (thread.snapshot).
 	WantsSnapshot() bool
+	// KnowAcquired tells the thread's fast path that the thread's clock
+	// holds everything released on the synchronisation object at obj up
+	// to the release stamp stamp (syncClocks): while the object's stamp
+	// stays, an atomic instruction's acquire of it needs no call into Go
+	// (runtime/fastpath.c, hg_acquire_known). exact, if not 0, is the
+	// thread's own clock when its clock became the object's but for that
+	// component: until the thread joins another clock, the fast path may
+	// release on the object itself (hg_release_known). Entries are
+	// direct-mapped by (obj >> 3) mod abi.SyncKnown.
+	KnowAcquired(obj, stamp, exact uint64)
 	// TakeCMade appends to buf the hand-off table ways the fast path
 	// wrote for the thread under its snapshot since the last call
 	// (table << 31 | way), forgets them, and returns buf.
@@ -135,12 +145,14 @@ type Region interface {
 // decides).
 const HandoffInHeap = 1
 
-// HandoffTable names the hand-off tables the C fast path reads.
+// HandoffTable names the tables the C fast path reads: the hand-off
+// tables, and the release stamps of synchronisation objects.
 type HandoffTable int
 
 const (
 	HandoffWrites HandoffTable = iota // wrSegs: published writes, looked up by reads
 	HandoffReads                      // readLog: published reads, looked up by writes
+	SyncStamps                        // syncClocks: a stamp per release, looked up by atomics' acquires
 )
 
 // Event is one buffered event of a thread, laid out as the C side's struct

@@ -1,6 +1,13 @@
 package detect
 
-import "hgrewrite/shadow"
+import (
+	"cmp"
+	"sync"
+	"sync/atomic"
+
+	"hgrewrite/abi"
+	"hgrewrite/shadow"
+)
 
 // Release publishes thread tid's past on the synchronisation object at
 // addr (sem_post, pthread_once's initialiser). Ignored with lib=no.
@@ -21,26 +28,151 @@ func (d *Detector) Acquire(tid int32, addr uint64) {
 // release publishes t's past on obj: TS_obj <- TS_obj joined with TS_t, and t
 // starts a new segment.
 func (d *Detector) release(t *thread, obj uint64) {
-	d.mu.Lock()
-	vc := d.syncVC[obj]
-	if vc == nil {
-		vc = new(shadow.VC) // all zero: nothing released yet
-		d.syncVC[obj] = vc
-	}
-	vc.Join(t.vc)
-	d.mu.Unlock()
+	d.syncVC.release(t, obj)
 	d.tick(t)
 }
 
 // acquire makes t's new segment happen after everything released on obj.
 func (d *Detector) acquire(t *thread, obj uint64) {
-	d.mu.Lock()
-	if vc := d.syncVC[obj]; vc != nil {
-		t.join(vc)
-	}
-	d.mu.Unlock()
+	d.syncVC.joinInto(t, obj)
 	d.tick(t)
 }
+
+// syncClocks is TS_obj of every synchronisation object released on
+// (condition variables, semaphores, the words of atomic instructions,
+// descriptors, futex words), by address, under a mutex per shard of
+// addresses. Under the detector's one mutex, every atomic instruction
+// and every signal of every thread took the same cache line.
+//
+// Each release also stamps the object's slot in a table the C fast path
+// reads (SyncStamps, runtime/fastpath.c): the slot's stamp grows by one,
+// then its key names the object. A thread that acquired the object, or
+// released it with nothing released by others since its last acquire,
+// is told the stamp (Region.KnowAcquired): until the stamp moves, the
+// object's clock holds nothing the thread's does not, and the acquire
+// half of its next atomic instruction on the word needs no call into Go
+// (hg_acquire_known). A thread told so at a release of its own, that has
+// joined nothing since, holds the object's clock exactly but for its
+// own component; its next release there is made by the C side
+// (hg_release_known), which leaves its epoch in the slot (pend) and
+// moves the stamp: the Go side folds it into the object's clock before
+// it next reads or joins that clock. A thread that increments its own
+// counter with a locked instruction made two calls into Go per
+// increment before, none after its first.
+type syncClocks struct {
+	shards [syncShards]syncShard
+	stamps []syncStamp // 1 << syncStampBits slots, outside the Go heap when it could be mapped
+}
+
+// syncStamp is a slot of the release stamps, laid out as the C side's
+// struct hg_sync_stamp. Its writers, the Go side's under the shard's
+// mutex, take seq (odd while taken).
+type syncStamp struct {
+	key, stamp atomic.Uint64
+	seq        seqWord
+	pend       atomic.Uint64 // a release made in C on key's object: tid << 48 | clock, 0 if none
+}
+
+const (
+	syncShards    = 64
+	syncStampBits = 12
+)
+
+type syncShard struct {
+	mu sync.Mutex
+	m  map[uint64]*shadow.VC
+	_  [112]byte // no two shards' locks on one cache line
+}
+
+// init maps the stamps and tells the fast path where they are.
+func (s *syncClocks) init(host Host) {
+	_, stamps, base := handoffMemory[syncStamp](1 << syncStampBits)
+	s.stamps = stamps
+	host.PublishHandoffTable(SyncStamps, cmp.Or(base, HandoffInHeap), syncStampBits)
+}
+
+// lock takes obj's slot, and its shard's mutex: the slot's writers in Go
+// hold one mutex, the C side's take the slot's word. A release the C
+// side left in the slot goes into its object's clock.
+func (s *syncClocks) lock(obj uint64) (*syncShard, *syncStamp) {
+	i := segSlotIndex(obj, syncStampBits) // the C side's hg_hash(obj >> 2)
+	sh, st := &s.shards[i%syncShards], &s.stamps[i]
+	sh.mu.Lock()
+	st.seq.lock()
+	if p := st.pend.Load(); p != 0 {
+		if c := sh.m[st.key.Load()]; c != nil {
+			tid, clock := uint16(p>>48), p&(1<<48-1)
+			c.Set(tid, max(c.Get(tid), clock))
+		}
+		st.pend.Store(0)
+	}
+	return sh, st
+}
+
+func unlockSlot(sh *syncShard, st *syncStamp) {
+	st.seq.unlock()
+	sh.mu.Unlock()
+}
+
+// release joins t's clock into obj's and stamps obj's slot. If t knew
+// obj's clock whole before (its last acquire, or release, of obj had the
+// stamp the slot still has), it knows it still, and then holds it
+// exactly, but for its own component, until it joins another clock.
+func (s *syncClocks) release(t *thread, obj uint64) {
+	sh, st := s.lock(obj)
+	c := sh.m[obj]
+	if c == nil {
+		if sh.m == nil {
+			sh.m = map[uint64]*shadow.VC{}
+		}
+		c = new(shadow.VC) // all zero: nothing released yet
+		sh.m[obj] = c
+	}
+	c.Join(t.vc)
+	before := st.stamp.Load()
+	knew := st.key.Load() == obj && t.acquired(obj) == before
+	st.stamp.Store(before + 1)
+	st.key.Store(obj)
+	if knew {
+		t.knowAcquired(obj, before+1, t.vc.Get(uint16(t.tid)))
+	}
+	unlockSlot(sh, st)
+}
+
+// joinInto joins obj's clock, if anything was released on obj, into t's,
+// and tells t the stamp of what it took in.
+func (s *syncClocks) joinInto(t *thread, obj uint64) {
+	sh, st := s.lock(obj)
+	if c := sh.m[obj]; c != nil {
+		t.join(c)
+	}
+	if st.key.Load() == obj {
+		t.knowAcquired(obj, st.stamp.Load(), 0)
+	}
+	unlockSlot(sh, st)
+}
+
+// acquired is the release stamp of obj that t's clock holds, 0 if it
+// knows none.
+func (t *thread) acquired(obj uint64) uint64 {
+	if a := t.syncKnown[obj>>3%abi.SyncKnown]; a.obj == obj {
+		return a.stamp
+	}
+	return 0
+}
+
+// knowAcquired records that t's clock holds obj's releases up to stamp,
+// here and in t's record; exact is t's own clock when t's clock became
+// obj's but for that component (a release), 0 if it may hold more.
+func (t *thread) knowAcquired(obj, stamp, exact uint64) {
+	t.syncKnown[obj>>3%abi.SyncKnown] = acquiredStamp{obj, stamp}
+	if t.rec != nil {
+		t.rec.KnowAcquired(obj, stamp, exact)
+	}
+}
+
+// acquiredStamp is an entry of thread.syncKnown.
+type acquiredStamp struct{ obj, stamp uint64 }
 
 // barrier tracks the generations of a pthread barrier, so that a thread
 // leaving round k acquires what was released in round k only: a slow

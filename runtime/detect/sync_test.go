@@ -275,3 +275,46 @@ func TestHeldLocksCountsHolds(t *testing.T) {
 		t.Fatalf("release of the only lock: %v", h)
 	}
 }
+
+// The release stamps (syncClocks): a thread is told the stamp of an
+// atomic word when it acquires the word, and again when it releases it
+// having known everything released there before; another thread's
+// release moves the stamp past what the first knows. An acquire the C
+// side found to bring nothing new (abi.AcquireKnown) only ticks.
+func TestSyncStamps(t *testing.T) {
+	const w = 0x40000
+	b := newBench(t, "")
+	t1, t2 := b.create(0, 0x500), b.create(0, 0x510)
+	release := ev(w, abi.Atomic|abi.Write, 0)
+	acquire := ev(w, abi.Atomic|abi.Post|abi.Write, 0)
+	stamp := func() uint64 {
+		sh, st := b.d.syncVC.lock(w)
+		defer unlockSlot(sh, st)
+		return st.stamp.Load()
+	}
+	b.flush(t1, release)
+	if s, ok := b.region(t1).acquired[w]; ok {
+		t.Fatalf("a first release, without an acquire before: told stamp %d", s)
+	}
+	b.flush(t1, acquire)
+	if s := b.region(t1).acquired[w]; s == 0 || s != stamp() {
+		t.Fatalf("after the acquire: told %d, the slot has %d", s, stamp())
+	}
+	b.flush(t1, release)
+	if s := b.region(t1).acquired[w]; s != stamp() {
+		t.Fatalf("after a release of what it knew: told %d, the slot has %d", s, stamp())
+	}
+	b.flush(t2, release)
+	if s := b.region(t1).acquired[w]; s == stamp() {
+		t.Fatalf("another thread's release left the stamp at %d, which T1 knows", s)
+	}
+	th := b.d.thread(t1)
+	before := th.vc.Get(uint16(t1))
+	b.flush(t1, ev(w, abi.Atomic|abi.Post|abi.Write, abi.AcquireKnown))
+	if after := th.vc.Get(uint16(t1)); after != before+1 {
+		t.Fatalf("an acquire of nothing new: clock %d -> %d, want one tick", before, after)
+	}
+	if th.vc.Get(uint16(t2)) != 0 {
+		t.Fatalf("an acquire of nothing new joined T2's clock")
+	}
+}
