@@ -810,6 +810,71 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 	hg_push(t, addr, info, 0);
 }
 
+/* hg_acquire_known: nothing was released on the word at addr since
+ * thread t last acquired it (runtime/detect/sync.go): the object's slot
+ * of the release stamps names it with the stamp t's record holds. A
+ * release made before the atomic instruction whose acquire half this is
+ * stamped the slot before that instruction, and was seen by it if it
+ * happened before. Not in a forked child, whose detector does not write
+ * this process's stamps. */
+HG_SLOW static int hg_acquire_known(struct hg_thread *t, uint64_t addr)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
+	uint64_t known = t->acq[(addr >> 3) % HG_SYNC_KNOWN].stamp;
+	if (!base || base == HG_HANDOFF_IN_HEAP || t->acq[(addr >> 3) % HG_SYNC_KNOWN].obj != addr || hg_remote_on())
+		return 0;
+	const struct hg_sync_stamp *s = (const struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
+	return __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == addr && __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == known;
+}
+
+/* hg_acquired_known settles an acquire of the word at addr by thread t
+ * that brings nothing new (hg_acquire_known): t's next segment begins
+ * here, and the Go side's clock follows when it comes to the event, with
+ * no call into Go now. 0: the Go side acquires. */
+HG_SLOW static int hg_acquired_known(struct hg_thread *t, uint64_t addr)
+{
+	if (!hg_detect || t->in_rt || t->tid < 0 || !hg_acquire_known(t, addr) || !hg_begin_segment(t))
+		return 0;
+	hg_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN, 1);
+	return 1;
+}
+
+/* hg_release_known releases thread t's clock on the word at addr, of
+ * size bytes, itself (1): t's clock is the word's but for t's own
+ * component (its record's exact, from a release of its own, and no join
+ * since), and nothing was released there since (the slot's stamp), so
+ * the release only raises the word's component of t to t's epoch. That
+ * goes into the slot for the Go side to fold in (pend); the stamp moves,
+ * so that other threads' acquires of the word go to the Go side. The
+ * word must be a synchronisation variable already, so that plain loads
+ * of it stay acquires (runtime/detect, markSync). 0: the Go side
+ * releases. The caller begins t's next segment. */
+HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t size)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
+	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
+	if (!base || base == HG_HANDOFF_IN_HEAP || a->obj != addr || a->exact == 0 || t->joined_at > a->exact ||
+	    hg_remote_on() || !hg_is_sync(addr, size))
+		return 0;
+	uint64_t epoch = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
+	uint64_t clock = epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
+	if (clock >= ((1ull << SH_TOUCHED_SHIFT) - 1) / 2)
+		return 0; /* hg_begin_segment would refuse */
+	struct hg_sync_stamp *s = (struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr &&
+		 __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == a->stamp;
+	if (ok) {
+		__atomic_store_n(&s->pend, (uint64_t)t->tid << 48 | clock, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->stamp, a->stamp + 1, __ATOMIC_RELAXED);
+		a->stamp++;
+	}
+	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+	return ok;
+}
+
 /* hg_spin handles the accesses of spinning-read loops: the condition load
  * is an acquire after the load (its address noted as a spin variable), a
  * counterpart write a release before the store. HG_SPIN without
@@ -847,6 +912,8 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 			return;
 		}
 		addr = t->last_atomic;
+		if (hg_acquired_known(t, addr))
+			return; /* a spin that found nothing new released on its word */
 	} else if (flags & HG_POST) {
 		return;
 	}
@@ -905,59 +972,6 @@ HG_PLAIN void hg_record_reads_reset(struct hg_thread *t)
 	t->rec_r_seen = 0;
 }
 
-/* hg_acquire_known: nothing was released on the word at addr since
- * thread t last acquired it (runtime/detect/sync.go): the object's slot
- * of the release stamps names it with the stamp t's record holds. A
- * release made before the atomic instruction whose acquire half this is
- * stamped the slot before that instruction, and was seen by it if it
- * happened before. Not in a forked child, whose detector does not write
- * this process's stamps. */
-HG_SLOW static int hg_acquire_known(struct hg_thread *t, uint64_t addr)
-{
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
-	uint64_t known = t->acq[(addr >> 3) % HG_SYNC_KNOWN].stamp;
-	if (!base || base == HG_HANDOFF_IN_HEAP || t->acq[(addr >> 3) % HG_SYNC_KNOWN].obj != addr || hg_remote_on())
-		return 0;
-	const struct hg_sync_stamp *s = (const struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
-	return __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == addr && __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == known;
-}
-
-/* hg_release_known releases thread t's clock on the word at addr, of
- * size bytes, itself (1): t's clock is the word's but for t's own
- * component (its record's exact, from a release of its own, and no join
- * since), and nothing was released there since (the slot's stamp), so
- * the release only raises the word's component of t to t's epoch. That
- * goes into the slot for the Go side to fold in (pend); the stamp moves,
- * so that other threads' acquires of the word go to the Go side. The
- * word must be a synchronisation variable already, so that plain loads
- * of it stay acquires (runtime/detect, markSync). 0: the Go side
- * releases. The caller begins t's next segment. */
-HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t size)
-{
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
-	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
-	if (!base || base == HG_HANDOFF_IN_HEAP || a->obj != addr || a->exact == 0 || t->joined_at > a->exact ||
-	    hg_remote_on() || !hg_is_sync(addr, size))
-		return 0;
-	uint64_t epoch = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
-	uint64_t clock = epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
-	if (clock >= ((1ull << SH_TOUCHED_SHIFT) - 1) / 2)
-		return 0; /* hg_begin_segment would refuse */
-	struct hg_sync_stamp *s = (struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
-	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
-	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr &&
-		 __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == a->stamp;
-	if (ok) {
-		__atomic_store_n(&s->pend, (uint64_t)t->tid << 48 | clock, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->stamp, a->stamp + 1, __ATOMIC_RELAXED);
-		a->stamp++;
-	}
-	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
-	return ok;
-}
-
 /* hg_access_slow is everything but the common case: hooks, spinning-read
  * accesses, atomics, accesses the fast path cannot settle, the first
  * access of a thread. counted: hg_access counted the access already. */
@@ -989,13 +1003,8 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 			addr = t->last_atomic; /* the registers may have changed */
 		else
 			t->last_atomic = addr;
-		if ((HG_INFO_FLAGS(info) & HG_POST) && hg_detect && !t->in_rt && t->tid >= 0 &&
-		    hg_acquire_known(t, addr) && hg_begin_segment(t)) {
-			/* an acquire of nothing new: the Go side ticks when it
-			 * comes to the event, with no call into Go now */
-			hg_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN, 1);
+		if ((HG_INFO_FLAGS(info) & HG_POST) && hg_acquired_known(t, addr))
 			return;
-		}
 		if (!(HG_INFO_FLAGS(info) & (HG_POST | HG_SPIN)) && hg_detect && !t->in_rt && t->tid >= 0 &&
 		    addr >= HG_UNMAPPABLE && hg_release_known(t, addr, HG_INFO_SIZE(info))) {
 			hg_begin_segment(t); /* checked by hg_release_known */

@@ -140,15 +140,19 @@ func (s *syncClocks) release(t *thread, obj uint64) {
 }
 
 // joinInto joins obj's clock, if anything was released on obj, into t's,
-// and tells t the stamp of what it took in.
+// and tells t the stamp of what it took in. A slot that names another
+// object is stamped for obj (a release of nothing), so that a thread
+// polling a word nobody released yet learns a stamp too.
 func (s *syncClocks) joinInto(t *thread, obj uint64) {
 	sh, st := s.lock(obj)
 	if c := sh.m[obj]; c != nil {
 		t.join(c)
 	}
-	if st.key.Load() == obj {
-		t.knowAcquired(obj, st.stamp.Load(), 0)
+	if st.key.Load() != obj {
+		st.stamp.Add(1)
+		st.key.Store(obj)
 	}
+	t.knowAcquired(obj, st.stamp.Load(), 0)
 	unlockSlot(sh, st)
 }
 
