@@ -847,14 +847,18 @@ HG_SLOW static int hg_acquired_known(struct hg_thread *t, uint64_t addr)
  * goes into the slot for the Go side to fold in (pend); the stamp moves,
  * so that other threads' acquires of the word go to the Go side. The
  * word must be a synchronisation variable already, so that plain loads
- * of it stay acquires (runtime/detect, markSync). 0: the Go side
- * releases. The caller begins t's next segment. */
+ * of it stay acquires (runtime/detect, markSync), and the thread's
+ * buffer may hold no access for the Go side (go_pending, a signal
+ * handler's): a thread that acquires the release must not have its own
+ * later accesses checked before the releaser's earlier ones (a false
+ * report). 0: the Go side releases. The caller begins t's next
+ * segment. */
 HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t size)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
 	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
 	if (!base || base == HG_HANDOFF_IN_HEAP || a->obj != addr || a->exact == 0 || t->joined_at > a->exact ||
-	    hg_remote_on() || !hg_is_sync(addr, size))
+	    t->go_pending || t->sig_n || t->sig_acq || hg_remote_on() || !hg_is_sync(addr, size))
 		return 0;
 	uint64_t epoch = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
 	uint64_t clock = epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);

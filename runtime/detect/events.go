@@ -159,10 +159,11 @@ func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16, arg u
 		t.vc.Tick(uint16(t.tid)) // the epoch is published already
 	} else if flags&abi.Post != 0 {
 		d.acquire(t, addr)
+	} else if flags&abi.Spin == 0 { // a locked instruction, not a spin load or a store that may be one's counterpart
+		d.markSync(addr, size)
+		d.syncVC.exchange(t, addr)
+		d.tick(t)
 	} else {
-		if flags&abi.Spin == 0 { // a locked instruction, not a spin load or a store that may be one's counterpart
-			d.markSync(addr, size)
-		}
 		d.release(t, addr)
 	}
 }

@@ -139,6 +139,37 @@ func (s *syncClocks) release(t *thread, obj uint64) {
 	unlockSlot(sh, st)
 }
 
+// exchange is an atomic read-modify-write's release half, made with its
+// acquire half at once: t's clock joins obj's and obj's joins t's, and
+// t, which then holds obj's clock exactly, is told the new stamp. The
+// instruction follows at once: if no other thread releases on obj
+// first, the acquire half, after it, finds the stamp unmoved and needs
+// no call into Go (the C side's hg_acquire_known); if one does, it comes
+// here after all. Made apart, the two halves were two calls into Go for
+// every read-modify-write of a word that threads share (a reference
+// count: std::shared_ptr's copies). The first only for an instruction
+// whose acquire half follows (a locked instruction, not a store that may
+// be a spin variable's counterpart).
+func (s *syncClocks) exchange(t *thread, obj uint64) {
+	sh, st := s.lock(obj)
+	c := sh.m[obj]
+	if c == nil {
+		if sh.m == nil {
+			sh.m = map[uint64]*shadow.VC{}
+		}
+		c = new(shadow.VC)
+		sh.m[obj] = c
+	}
+	if !c.LessEq(t.vc) {
+		t.join(c)
+	}
+	c.Join(t.vc)
+	st.stamp.Add(1)
+	st.key.Store(obj)
+	t.knowAcquired(obj, st.stamp.Load(), t.vc.Get(uint16(t.tid)))
+	unlockSlot(sh, st)
+}
+
 // joinInto joins obj's clock, if anything was released on obj, into t's,
 // and tells t the stamp of what it took in. A slot that names another
 // object is stamped for obj (a release of nothing), so that a thread

@@ -276,45 +276,48 @@ func TestHeldLocksCountsHolds(t *testing.T) {
 	}
 }
 
-// The release stamps (syncClocks): a thread is told the stamp of an
-// atomic word when it acquires the word, and again when it releases it
-// having known everything released there before; another thread's
-// release moves the stamp past what the first knows. An acquire the C
-// side found to bring nothing new (abi.AcquireKnown) only ticks.
+// The release stamps (syncClocks). A locked instruction's release half
+// (an exchange) joins the word's clock and the thread's both ways and
+// tells the thread the new stamp and that it holds the clock exactly;
+// another thread's exchange moves the stamp past it, and orders that
+// thread after the first. An acquire tells the stamp, not exactness. A
+// plain release (a spin variable's counterpart store) tells nothing to a
+// thread that knew nothing. An acquire the C side found to bring
+// nothing new (abi.AcquireKnown) only ticks.
 func TestSyncStamps(t *testing.T) {
-	const w = 0x40000
+	const w, w2 = 0x40000, 0x40100
 	b := newBench(t, "")
 	t1, t2 := b.create(0, 0x500), b.create(0, 0x510)
-	release := ev(w, abi.Atomic|abi.Write, 0)
+	exchange := ev(w, abi.Atomic|abi.Write, 0)
 	acquire := ev(w, abi.Atomic|abi.Post|abi.Write, 0)
 	stamp := func() uint64 {
 		sh, st := b.d.syncVC.lock(w)
 		defer unlockSlot(sh, st)
 		return st.stamp.Load()
 	}
-	b.flush(t1, release)
-	if s, ok := b.region(t1).acquired[w]; ok {
-		t.Fatalf("a first release, without an acquire before: told stamp %d", s)
+	b.flush(t1, exchange)
+	if r := b.region(t1); r.acquired[w] != stamp() || r.exact[w] == 0 {
+		t.Fatalf("after an exchange: told stamp %d exact %d, the slot has %d", r.acquired[w], r.exact[w], stamp())
+	}
+	b.flush(t2, exchange)
+	if s := b.region(t1).acquired[w]; s == stamp() {
+		t.Fatalf("another thread's exchange left the stamp at %d, which T1 knows", s)
+	}
+	if b.d.thread(t2).vc.Get(uint16(t1)) == 0 {
+		t.Fatalf("T2's exchange did not order it after T1's")
 	}
 	b.flush(t1, acquire)
-	if s := b.region(t1).acquired[w]; s == 0 || s != stamp() {
-		t.Fatalf("after the acquire: told %d, the slot has %d", s, stamp())
+	if r := b.region(t1); r.acquired[w] != stamp() || r.exact[w] != 0 {
+		t.Fatalf("after an acquire: told stamp %d exact %d, the slot has %d", r.acquired[w], r.exact[w], stamp())
 	}
-	b.flush(t1, release)
-	if s := b.region(t1).acquired[w]; s != stamp() {
-		t.Fatalf("after a release of what it knew: told %d, the slot has %d", s, stamp())
-	}
-	b.flush(t2, release)
-	if s := b.region(t1).acquired[w]; s == stamp() {
-		t.Fatalf("another thread's release left the stamp at %d, which T1 knows", s)
+	b.flush(t1, ev(w2, abi.Atomic|abi.Spin|abi.Write, 0))
+	if s, ok := b.region(t1).acquired[w2]; ok {
+		t.Fatalf("a plain release of a word it knew nothing of: told stamp %d", s)
 	}
 	th := b.d.thread(t1)
 	before := th.vc.Get(uint16(t1))
 	b.flush(t1, ev(w, abi.Atomic|abi.Post|abi.Write, abi.AcquireKnown))
 	if after := th.vc.Get(uint16(t1)); after != before+1 {
 		t.Fatalf("an acquire of nothing new: clock %d -> %d, want one tick", before, after)
-	}
-	if th.vc.Get(uint16(t2)) != 0 {
-		t.Fatalf("an acquire of nothing new joined T2's clock")
 	}
 }
