@@ -17,7 +17,7 @@ const (
 	HeaderVersion    = 3
 	HeaderSize       = 64
 	HdrOffVersion    = 8  // uint32
-	HdrOffFlags      = 12 // uint32: HdrFlagPIE
+	HdrOffFlags      = 12 // uint32: HdrFlag*
 	HdrOffTextAddr   = 16 // uint64: link-time address of the trampoline segment
 	HdrOffTextSize   = 24 // uint64
 	HdrOffSlotAccess = 32 // uint64: void (*)(uint64 addr, uint64 info)
@@ -25,6 +25,17 @@ const (
 	HdrOffSlotBatch  = 48 // uint64: void (*)(const uint64 *pairs, uint64 n): n (addr, info) pairs
 	HdrOffSlotTrace  = 56 // int64: the thread pointer offset of the call trace's TLS pointer; 0 until the runtime sets it
 	HdrFlagPIE       = 1
+	// HdrFlagNoVEX: no VEX (or EVEX, or XOP) encoded instruction in the
+	// program's code, so no vector register holds a live value past its
+	// low 128 bits at an instrumented instruction: around a call into
+	// the detector from a trampoline, the runtime saves the x87 and SSE
+	// state only. HdrFlagNoEVEX: no EVEX encoded instruction, so no
+	// AVX-512 state is live (the AVX state is saved, not the AVX-512
+	// state). Set only when every instruction of the executable sections
+	// decoded: the flags' absence (a file of an older hgrewrite too)
+	// saves it all.
+	HdrFlagNoVEX  = 2
+	HdrFlagNoEVEX = 4
 )
 
 // A trampoline steps over the red zone below the program's stack pointer

@@ -47,6 +47,8 @@ func defines() [][]define {
 		num("HG_HDR_OFF_SLOT_BATCH", abi.HdrOffSlotBatch, ""),
 		num("HG_HDR_OFF_SLOT_TRACE", abi.HdrOffSlotTrace, ""),
 		num("HG_FLAG_PIE", abi.HdrFlagPIE, ""),
+		num("HG_FLAG_NO_VEX", abi.HdrFlagNoVEX, ""),
+		num("HG_FLAG_NO_EVEX", abi.HdrFlagNoEVEX, ""),
 		num("HG_TRAMPOLINE_SAVED", abi.TrampolineSaved, "bytes a trampoline's rsp is below the program's at its call, at most"),
 		num("HG_TRACE_HEADER", abi.TraceHeader, "the call trace of function entries (abi: one ring per thread)"),
 		num("HG_TRACE_BYTES", abi.TraceBytes, ""),

@@ -24,6 +24,23 @@ type encoding struct {
 	op        byte
 }
 
+// VectorEncoding reports whether the instruction in b is VEX or EVEX
+// encoded (writes vector state past xmm's low 128 bits may follow), and
+// whether it is EVEX (AVX-512 state), from its bytes. An AMD XOP
+// instruction (8f with an opcode map of 8 or more) counts as VEX.
+func VectorEncoding(b []byte) (vex, evex bool) {
+	e, ok := scanEncoding(b)
+	if !ok {
+		return false, false
+	}
+	if p := e.prefixEnd; e.vex {
+		return true, b[p] == 0x62
+	} else if p+1 < len(b) && b[p] == 0x8f && b[p+1]&0x1f >= 8 {
+		return true, false
+	}
+	return false, false
+}
+
 // scanEncoding finds prefixes, the opcode map and the opcode byte. It does
 // not know which opcodes take a ModRM byte; callers that need one ask for it.
 func scanEncoding(b []byte) (encoding, bool) {

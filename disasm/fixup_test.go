@@ -586,3 +586,23 @@ func TestPKRU(t *testing.T) {
 		}
 	}
 }
+
+func TestVectorEncoding(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		b         []byte
+		vex, evex bool
+	}{
+		{"movdqu (%rax),%xmm0", []byte{0xf3, 0x0f, 0x6f, 0x00}, false, false},
+		{"vmovdqu (%rax),%ymm0", []byte{0xc5, 0xfe, 0x6f, 0x00}, true, false},
+		{"vpaddd %ymm2,%ymm1,%ymm0 (three-byte VEX)", []byte{0xc4, 0xe1, 0x75, 0xfe, 0xc2}, true, false},
+		{"vmovdqu64 (%rax),%zmm0", []byte{0x62, 0xf1, 0xfe, 0x48, 0x6f, 0x00}, true, true},
+		{"XOP vprotd", []byte{0x8f, 0xe9, 0x78, 0x92, 0xc1}, true, false},
+		{"pop (%rax)", []byte{0x8f, 0x00}, false, false},
+		{"lock xadd %rax,(%rbx)", []byte{0xf0, 0x48, 0x0f, 0xc1, 0x03}, false, false},
+	} {
+		if vex, evex := VectorEncoding(c.b); vex != c.vex || evex != c.evex {
+			t.Errorf("%s: vex %v evex %v, want %v %v", c.name, vex, evex, c.vex, c.evex)
+		}
+	}
+}

@@ -42,6 +42,10 @@ type Layout struct {
 	strAddr, strSize   uint64
 	relaAddr, relaSize uint64
 	needOff            uint64 // offset of the DT_NEEDED string in the new .dynstr
+	// HeaderFlags are the header's flags besides abi.HdrFlagPIE, which
+	// the writer sets: what the rewriter learnt of the code
+	// (abi.HdrFlagNoVEX, abi.HdrFlagNoEVEX).
+	HeaderFlags uint32
 }
 
 // entrySlots is the number of runtime entry slots in the header.
@@ -214,9 +218,11 @@ func (b *Binary) dataSegment(l *Layout, text []byte, retStub uint64) ([]byte, er
 	le := binary.LittleEndian
 	copy(d, abi.HeaderMagic)
 	le.PutUint32(d[abi.HdrOffVersion:], abi.HeaderVersion)
+	flags := l.HeaderFlags
 	if b.PIE {
-		le.PutUint32(d[abi.HdrOffFlags:], abi.HdrFlagPIE)
+		flags |= abi.HdrFlagPIE
 	}
+	le.PutUint32(d[abi.HdrOffFlags:], flags)
 	le.PutUint64(d[abi.HdrOffTextAddr:], l.TextAddr)
 	le.PutUint64(d[abi.HdrOffTextSize:], uint64(len(text)))
 	le.PutUint64(d[abi.HdrOffSlotAccess:], retStub)

@@ -3,6 +3,7 @@ package rewrite
 import (
 	"strings"
 
+	"hgrewrite/abi"
 	"hgrewrite/cfg"
 	"hgrewrite/disasm"
 	"hgrewrite/elfrw"
@@ -162,4 +163,33 @@ func isAtomicAccessor(name string) bool {
 	// (conversion), aSE (assignment).
 	return strings.Contains(rest, "E4loadE") || strings.Contains(rest, "E5storeE") ||
 		strings.Contains(rest, "Ecv") || strings.Contains(rest, "EaSE")
+}
+
+// vectorFlags says which vector state the program's code can hold live
+// at an instrumented instruction, for the runtime's save around its
+// calls into the detector (abi.HdrFlagNoVEX, abi.HdrFlagNoEVEX): a
+// register past xmm's low 128 bits is written only by a VEX or EVEX
+// encoded instruction, and a library's code leaves none live when it
+// returns or calls back (every vector register is caller-saved). Every
+// executable section counts, not only the reachable code; one byte that
+// did not decode leaves both flags out.
+func vectorFlags(bin *elfrw.Binary, g *cfg.Graph) uint32 {
+	vex, evex := false, false
+	for _, s := range g.Sections {
+		for _, in := range s.Insts {
+			if in.Kind == disasm.Bad {
+				return 0
+			}
+			v, e := disasm.VectorEncoding(bin.Bytes(in.Addr, uint64(in.Len)))
+			vex, evex = vex || v, evex || e
+		}
+	}
+	var flags uint32
+	if !vex {
+		flags |= abi.HdrFlagNoVEX
+	}
+	if !evex {
+		flags |= abi.HdrFlagNoEVEX
+	}
+	return flags
 }

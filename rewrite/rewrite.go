@@ -74,6 +74,7 @@ func Rewrite(bin *elfrw.Binary, opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	lay.HeaderFlags = vectorFlags(bin, g)
 	res, err := patchRounds(bin, g, lay, li, r.Loops, entries, popt)
 	if err != nil {
 		return nil, err

@@ -827,6 +827,18 @@ HG_SLOW static int hg_acquire_known(struct hg_thread *t, uint64_t addr)
 	return __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == addr && __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == known;
 }
 
+/* hg_tick_event buffers the event of a segment the C side began at an
+ * instrumented instruction (HG_ACQUIRE_KNOWN, HG_RELEASE_KNOWN): a full
+ * buffer goes to Go first with the program's vector state saved
+ * (hg_flush_saving), which hg_event's flush, made for the wrappers'
+ * calls, does not keep. */
+HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len)
+{
+	if (t->n >= HG_EVENTS)
+		hg_flush_saving(t);
+	hg_event(t, addr, info, len, 0);
+}
+
 /* hg_acquired_known settles an acquire of the word at addr by thread t
  * that brings nothing new (hg_acquire_known): t's next segment begins
  * here, and the Go side's clock follows when it comes to the event, with
@@ -835,7 +847,7 @@ HG_SLOW static int hg_acquired_known(struct hg_thread *t, uint64_t addr)
 {
 	if (!hg_detect || t->in_rt || t->tid < 0 || !hg_acquire_known(t, addr) || !hg_begin_segment(t))
 		return 0;
-	hg_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN, 1);
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
 	return 1;
 }
 
@@ -1014,7 +1026,7 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 			hg_begin_segment(t); /* checked by hg_release_known */
 			if (!counted)
 				hg_add(&t->accesses, 1, t);
-			hg_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN, 1);
+			hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
 			return;
 		}
 	}

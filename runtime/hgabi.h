@@ -17,6 +17,8 @@
 #define HG_HDR_OFF_SLOT_BATCH 48
 #define HG_HDR_OFF_SLOT_TRACE 56
 #define HG_FLAG_PIE 1
+#define HG_FLAG_NO_VEX 2
+#define HG_FLAG_NO_EVEX 4
 /* bytes a trampoline's rsp is below the program's at its call, at most */
 #define HG_TRAMPOLINE_SAVED 152
 /* the call trace of function entries (abi: one ring per thread) */

@@ -459,6 +459,7 @@ __attribute__((no_caller_saved_registers, target("general-regs-only"))) void hg_
 void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thread starts over as tid */
 #define HG_STACK_FRAMES 32 /* frames of a captured call stack (reports, thread creation) */
 int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
+void hg_vector_state(uint32_t header_flags);         /* start-up: the vector state the program can hold live (threads.c) */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */
 void hg_pub_spin_init(void);                  /* start-up: hand-over waiters spin only with more than one CPU */
 void hg_records_forked(void);                /* the fork handler: the free list's lock is free */

@@ -255,6 +255,7 @@ __attribute__((constructor)) static void hg_init(void)
 	if (hg_hdr->version != HG_VERSION)
 		hg_fatal("this executable was rewritten by a different hgrewrite version; rewrite it again");
 	pthread_atfork(NULL, NULL, hg_atfork_child);
+	hg_vector_state(hg_hdr->flags);
 	hg_threads_init();
 	hg_records_init();
 	hg_pub_spin_init();

@@ -41,12 +41,76 @@ static char *hg_arena;
 static _Atomic size_t hg_arena_used;
 struct hg_thread hg_overflow; /* shared, updated atomically, once the arena is full */
 static uint32_t hg_xsave_size;
-/* XSAVEOPT leaves out the vector state's components that are in their
- * initial state, or unchanged since the area was restored last: on a
- * processor with AVX-512 the whole state is about 2.7 KB, and xsave64
- * and xrstor64 of all of it were 30% of the samples of a program whose
- * locked instructions call into Go (bench/refcount.c). */
+/* How the vector state is kept across a call into Go from instrumented
+ * code (hg_saving), where the program may hold live values in any
+ * register. xsave64 and xrstor64 took about 120 ns a pair here, whatever
+ * the components asked for, and were 30% of a program whose locked
+ * instructions called into Go (bench/refcount.c); 16 moves each way
+ * take 7 ns. So when the rewriter found no VEX, EVEX or XOP instruction
+ * in the program (abi.HdrFlagNoVEX), or the processor cannot run one,
+ * only xmm0-15 and mxcsr can hold the program's values there; with VEX
+ * but no EVEX (abi.HdrFlagNoEVEX), or no AVX-512 on the processor,
+ * ymm0-15 and mxcsr; else everything, with XSAVEOPT where there is one
+ * (it leaves out components in their initial state). The x87 stack is
+ * empty and its control word the program's across any function the Go
+ * side calls, as the ABI requires. */
+enum { HG_VEC_XSAVE, HG_VEC_XMM, HG_VEC_YMM };
+static int hg_vec_mode = HG_VEC_XSAVE;
 static int hg_xsaveopt;
+
+void hg_vector_state(uint32_t header_flags)
+{
+	unsigned eax, ebx, ecx, edx, xcr0 = 0;
+	if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_OSXSAVE))
+		__asm__("xgetbv" : "=a"(xcr0) : "c"(0) : "edx");
+	int avx = (xcr0 & 0x6) == 0x6, avx512 = (xcr0 & 0xe6) == 0xe6;
+	if ((header_flags & HG_FLAG_NO_VEX) || !avx)
+		hg_vec_mode = HG_VEC_XMM;
+	else if ((header_flags & HG_FLAG_NO_EVEX) || !avx512)
+		hg_vec_mode = HG_VEC_YMM;
+}
+
+#define HG_XMM_SAVE(n) "movdqu %%xmm" #n ", " #n "*16(%0)\n\t"
+#define HG_XMM_LOAD(n) "movdqu " #n "*16(%0), %%xmm" #n "\n\t"
+#define HG_YMM_SAVE(n) "vmovdqu %%ymm" #n ", " #n "*32(%0)\n\t"
+#define HG_YMM_LOAD(n) "vmovdqu " #n "*32(%0), %%ymm" #n "\n\t"
+#define HG_VEC16(m) m(0) m(1) m(2) m(3) m(4) m(5) m(6) m(7) m(8) m(9) m(10) m(11) m(12) m(13) m(14) m(15)
+
+/* hg_vec_save and hg_vec_restore keep the program's vector state in area
+ * (the record's, 64-byte aligned and large enough for XSAVE) across a
+ * call into Go. No C code of theirs may use a vector register before
+ * the save (HG_SLOW's general-regs-only). */
+static inline void hg_vec_save(void *area)
+{
+	switch (hg_vec_mode) {
+	case HG_VEC_XMM:
+		__asm__ volatile(HG_VEC16(HG_XMM_SAVE) "stmxcsr 512(%0)" : : "r"(area) : "memory");
+		break;
+	case HG_VEC_YMM:
+		__asm__ volatile(HG_VEC16(HG_YMM_SAVE) "stmxcsr 512(%0)" : : "r"(area) : "memory");
+		break;
+	default:
+		if (hg_xsaveopt)
+			__asm__ volatile("xsaveopt64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+		else if (hg_xsave_size)
+			__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	}
+}
+
+static inline void hg_vec_restore(void *area)
+{
+	switch (hg_vec_mode) {
+	case HG_VEC_XMM:
+		__asm__ volatile(HG_VEC16(HG_XMM_LOAD) "ldmxcsr 512(%0)" : : "r"(area) : "memory");
+		break;
+	case HG_VEC_YMM:
+		__asm__ volatile(HG_VEC16(HG_YMM_LOAD) "ldmxcsr 512(%0)" : : "r"(area) : "memory");
+		break;
+	default:
+		if (hg_xsave_size)
+			__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	}
+}
 
 void hg_arena_init(void)
 {
@@ -70,7 +134,8 @@ void hg_arena_init(void)
 
 static size_t hg_buffer_bytes(void)
 {
-	return HG_BUF_BYTES + HG_SIG_BYTES + ((hg_xsave_size + 63) & ~(size_t)63) + 64;
+	size_t area = hg_xsave_size > 576 ? hg_xsave_size : 576; /* hg_vec_save's moves need 516 */
+	return HG_BUF_BYTES + HG_SIG_BYTES + ((area + 63) & ~(size_t)63) + 64;
 }
 
 /* hg_map_buffer maps a record's buffers (given back by hg_retire). */
@@ -471,16 +536,12 @@ static inline void hg_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *re
 	t->in_rt = 1;
 	__asm__ volatile("" ::: "memory");
 	void *area = t->xsave;
-	if (hg_xsaveopt)
-		__asm__ volatile("xsaveopt64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
-	else if (hg_xsave_size)
-		__asm__ volatile("xsave64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	hg_vec_save(area);
 	__asm__ volatile("" ::: "memory");
 	hg_flush_guarded(t, 0);
 	if (fn)
 		fn(t, regs, info);
-	if (hg_xsave_size)
-		__asm__ volatile("xrstor64 (%0)" : : "r"(area), "a"(-1), "d"(-1) : "memory");
+	hg_vec_restore(area);
 	__asm__ volatile("" ::: "memory");
 	t->in_rt = 0;
 }
