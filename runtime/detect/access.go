@@ -115,8 +115,12 @@ func (d *Detector) markSync(addr, size uint64) {
 		if c == nil {
 			return
 		}
+		bytes := shadow.ByteMask(addr, addr+size, g)
+		if w0 := atomic.LoadUint64(&c[0]); shadow.Word0State(w0) == uint8(msm.Spin) && uint64(shadow.Touched(w0))&bytes == bytes {
+			continue // marked already: every locked instruction on the word comes here
+		}
 		d.mem.Lock(g)
-		d.markSyncBytes(c, shadow.ByteMask(addr, addr+size, g))
+		d.markSyncBytes(c, bytes)
 		d.mem.Unlock(g)
 	}
 }
