@@ -92,16 +92,20 @@ func (d *Detector) access(t *thread, addr, size uint64, pc uint32, flags uint8) 
 	}
 }
 
-// Synchronisation variables. The bytes that an atomic instruction of at
-// least syncMinSize bytes, naturally aligned, operated on become a
-// synchronisation variable (msm.Spin): plain accesses to them are
-// acquires and releases (syncAccess), never races. A one- or two-byte
-// atomic leaves its bytes plain data, as the other bytes of its granule
-// stay: a cell in msm.Spin names its synchronisation bytes in its touched
+// Synchronisation variables. The bytes that an atomic instruction,
+// naturally aligned, operated on become a synchronisation variable
+// (msm.Spin): plain accesses to them are acquires and releases
+// (syncAccess), never races. The other bytes of their granule stay plain
+// data: a cell in msm.Spin names its synchronisation bytes in its touched
 // mask, and a plain access to the granule's other bytes splits it
 // (shadow/split.go), so that they are checked as data of their own (a
-// reference count next to the field it guards).
-const syncMinSize = 4
+// reference count next to the field it guards, a flag byte next to a
+// result). Until 2026-11-27 one- and two-byte atomics were left out, a
+// rule of the 4-byte granules, whose whole cell a flag made a
+// synchronisation variable: a spinlock on a C11 atomic_flag (test and set
+// is an xchg of a byte, the clear a plain store) then ordered nothing,
+// and everything it protected was reported.
+const syncMinSize = 1
 
 // markSync makes the bytes of [addr, addr+size) a synchronisation
 // variable: an atomic instruction operated on them (events.go,
