@@ -87,7 +87,13 @@ void hg_trace_own(int32_t tid)
 	hg_trace_cur = tr;
 }
 
-void hg_trace_mark_epoch(uint64_t e) { hg_trace_put(hg_trace_cur, HG_TRACE_MARK_EPOCH << 32, e); }
+/* general registers only: the fast path calls it from instrumented code
+ * (regionpub.c, hg_begin_segment), where the program's vector registers
+ * are live. */
+__attribute__((target("general-regs-only"))) void hg_trace_mark_epoch(uint64_t e)
+{
+	hg_trace_put(hg_trace_cur, HG_TRACE_MARK_EPOCH << 32, e);
+}
 
 /* hg_trace_detach: the calling thread has finished with its id. */
 void hg_trace_detach(void) { hg_trace_cur = &hg_trace_dummy; }

@@ -224,7 +224,10 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	return 1;
 }
 
-int hg_begin_segment(struct hg_thread *t)
+/* general registers only: the fast path calls it from instrumented code
+ * (fastpath.c, hg_acquired_known), where the program's vector registers
+ * are live. */
+__attribute__((target("general-regs-only"))) int hg_begin_segment(struct hg_thread *t)
 {
 	uint64_t now = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
 	if ((now & HG_CELL_CLOCK) >= HG_CELL_CLOCK / 2)

@@ -470,7 +470,7 @@ int32_t hg_remote_start(uint64_t bias, const char **reason)
  * its own if it starts threads; the parent's socket and arena are not its
  * own (its parent's detector must see the socket close when its parent
  * exits). */
-int hg_remote_on(void) { return hg_remote; }
+__attribute__((target("general-regs-only"))) int hg_remote_on(void) { return hg_remote; } /* called from instrumented code too */
 
 void hg_remote_forked(void)
 {

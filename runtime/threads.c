@@ -594,8 +594,11 @@ static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len
 /* hg_event buffers an event of the C wrappers (heap blocks, locks, memory
  * ranges). When the buffer is full it is flushed only if may_flush: a
  * wrapper called from inside a library (glibc may hold internal locks) must
- * not call into Go, so the event is dropped instead. */
-void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len, int may_flush)
+ * not call into Go, so the event is dropped instead. The fast path buffers
+ * its tick events with it too, from instrumented code, after making room
+ * itself (fastpath.c, hg_tick_event): general registers only. */
+__attribute__((target("general-regs-only"))) void hg_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len,
+						   int may_flush)
 {
 	if (t->n == HG_EVENTS) {
 		if (!may_flush)
