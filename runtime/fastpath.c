@@ -810,21 +810,31 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 	hg_push(t, addr, info, 0);
 }
 
+/* hg_sync_slot is addr's slot of the release stamps (hgrt.h,
+ * hg_publish_handoff [2]), NULL while the C side cannot read them: none
+ * mapped yet, made in the Go heap, or a forked child, whose detector does
+ * not write this process's stamps. */
+HG_INLINE static inline struct hg_sync_stamp *hg_sync_slot(uint64_t addr)
+{
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
+	if (!base || base == HG_HANDOFF_IN_HEAP || hg_remote_on())
+		return NULL;
+	return (struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
+}
+
 /* hg_acquire_known: nothing was released on the word at addr since
  * thread t last acquired it (runtime/detect/sync.go): the object's slot
  * of the release stamps names it with the stamp t's record holds. A
  * release made before the atomic instruction whose acquire half this is
  * stamped the slot before that instruction, and was seen by it if it
- * happened before. Not in a forked child, whose detector does not write
- * this process's stamps. */
+ * happened before. */
 HG_SLOW static int hg_acquire_known(struct hg_thread *t, uint64_t addr)
 {
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
-	uint64_t known = t->acq[(addr >> 3) % HG_SYNC_KNOWN].stamp;
-	if (!base || base == HG_HANDOFF_IN_HEAP || t->acq[(addr >> 3) % HG_SYNC_KNOWN].obj != addr || hg_remote_on())
+	struct hg_sync_stamp *s;
+	if (t->acq[(addr >> 3) % HG_SYNC_KNOWN].obj != addr || !(s = hg_sync_slot(addr)))
 		return 0;
-	const struct hg_sync_stamp *s = (const struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
-	return __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == addr && __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == known;
+	return __atomic_load_n(&s->key, __ATOMIC_ACQUIRE) == addr &&
+	       __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == t->acq[(addr >> 3) % HG_SYNC_KNOWN].stamp;
 }
 
 /* hg_tick_event buffers the event of a segment the C side began at an
@@ -867,23 +877,21 @@ HG_SLOW static int hg_acquired_known(struct hg_thread *t, uint64_t addr)
  * segment. */
 HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t size)
 {
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[2], __ATOMIC_ACQUIRE);
 	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
-	if (!base || base == HG_HANDOFF_IN_HEAP || a->obj != addr || a->exact == 0 || t->joined_at > a->exact ||
-	    t->go_pending || t->sig_n || t->sig_acq || hg_remote_on() || !hg_is_sync(addr, size))
+	struct hg_sync_stamp *s;
+	if (a->obj != addr || a->exact == 0 || t->joined_at > a->exact || t->go_pending || t->sig_n || t->sig_acq ||
+	    !(s = hg_sync_slot(addr)) || !hg_is_sync(addr, size))
 		return 0;
 	uint64_t epoch = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
-	uint64_t clock = epoch & ((1ull << SH_TOUCHED_SHIFT) - 1);
-	if (clock >= ((1ull << SH_TOUCHED_SHIFT) - 1) / 2)
+	if (!hg_clock_room(epoch))
 		return 0; /* hg_begin_segment would refuse */
-	struct hg_sync_stamp *s = (struct hg_sync_stamp *)(base + 64) + hg_hash(addr >> 2, hg_handoff_bits[2]);
 	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
 	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
 		return 0;
 	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr &&
 		 __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == a->stamp;
 	if (ok) {
-		__atomic_store_n(&s->pend, (uint64_t)t->tid << 48 | clock, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->pend, (uint64_t)t->tid << 48 | (epoch & HG_CELL_CLOCK), __ATOMIC_RELAXED);
 		__atomic_store_n(&s->stamp, a->stamp + 1, __ATOMIC_RELAXED);
 		a->stamp++;
 	}

@@ -50,8 +50,7 @@
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
-/* the clock bits of a cell epoch (hg_tstate), and of a table epoch */
-#define HG_CELL_CLOCK ((1ull << SH_TOUCHED_SHIFT) - 1)
+/* the clock bits of a table epoch (a cell epoch's: rt_internal.h) */
 #define HG_WAY_CLOCK ((1ull << 48) - 1)
 
 /* hg_rlway_add makes way w (taken by the caller) hold the reads t
@@ -230,8 +229,8 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 __attribute__((target("general-regs-only"))) int hg_begin_segment(struct hg_thread *t)
 {
 	uint64_t now = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
-	if ((now & HG_CELL_CLOCK) >= HG_CELL_CLOCK / 2)
-		return 0; /* the cell epoch may have dropped clock bits: the Go side */
+	if (!hg_clock_room(now))
+		return 0;
 	__atomic_store_n(&hg_tstate[t->tid].epoch, now + 1, __ATOMIC_RELAXED);
 	hg_trace_mark_epoch(now + 1);
 	t->c_ticked = 1;
@@ -243,10 +242,9 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 	if (!hg_region_quiet(t, m))
 		return 0;
 	uint64_t self = (uint64_t)t->tid, now = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED);
-	uint64_t clock = now & HG_CELL_CLOCK;
-	if (clock >= HG_CELL_CLOCK / 2)
-		return 0; /* the cell epoch may have dropped clock bits: the Go side */
-	uint64_t e = self << 48 | clock;
+	if (!hg_clock_room(now))
+		return 0;
+	uint64_t e = self << 48 | (now & HG_CELL_CLOCK);
 	if (t->nrec_r > 0 && !hg_reads_publish(t, m, e))
 		return 0;
 	if (t->nrec_w > 0) {

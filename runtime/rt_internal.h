@@ -131,6 +131,15 @@ _Static_assert(sizeof(struct hg_wslot) == 256, "segSlotMem");
  * (0). */
 HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
 
+/* The clock bits of a cell epoch (hg_tstate), and whether the C side may
+ * begin a segment after one at epoch: past half of those bits, the Go
+ * side does, since a cell epoch may have dropped clock bits. */
+#define HG_CELL_CLOCK ((1ull << SH_TOUCHED_SHIFT) - 1)
+HG_INLINE static inline int hg_clock_room(uint64_t epoch)
+{
+	return (epoch & HG_CELL_CLOCK) < HG_CELL_CLOCK / 2;
+}
+
 /* regionpub.c: t's next segment begins on the C side, as the Go side's
  * tick would begin it (1); 0 when the Go side must (the clock is about
  * to outgrow a cell's bits). The Go side's clock follows when it

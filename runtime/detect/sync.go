@@ -109,6 +109,20 @@ func (s *syncClocks) lock(obj uint64) (*syncShard, *syncStamp) {
 	return sh, st
 }
 
+// clock is obj's clock, made (all zero: nothing released yet) if obj has
+// none; the caller holds the shard's mutex.
+func (sh *syncShard) clock(obj uint64) *shadow.VC {
+	c := sh.m[obj]
+	if c == nil {
+		if sh.m == nil {
+			sh.m = map[uint64]*shadow.VC{}
+		}
+		c = new(shadow.VC)
+		sh.m[obj] = c
+	}
+	return c
+}
+
 func unlockSlot(sh *syncShard, st *syncStamp) {
 	st.seq.unlock()
 	sh.mu.Unlock()
@@ -120,15 +134,7 @@ func unlockSlot(sh *syncShard, st *syncStamp) {
 // exactly, but for its own component, until it joins another clock.
 func (s *syncClocks) release(t *thread, obj uint64) {
 	sh, st := s.lock(obj)
-	c := sh.m[obj]
-	if c == nil {
-		if sh.m == nil {
-			sh.m = map[uint64]*shadow.VC{}
-		}
-		c = new(shadow.VC) // all zero: nothing released yet
-		sh.m[obj] = c
-	}
-	c.Join(t.vc)
+	sh.clock(obj).Join(t.vc)
 	before := st.stamp.Load()
 	knew := st.key.Load() == obj && t.acquired(obj) == before
 	st.stamp.Store(before + 1)
@@ -152,14 +158,7 @@ func (s *syncClocks) release(t *thread, obj uint64) {
 // be a spin variable's counterpart).
 func (s *syncClocks) exchange(t *thread, obj uint64) {
 	sh, st := s.lock(obj)
-	c := sh.m[obj]
-	if c == nil {
-		if sh.m == nil {
-			sh.m = map[uint64]*shadow.VC{}
-		}
-		c = new(shadow.VC)
-		sh.m[obj] = c
-	}
+	c := sh.clock(obj)
 	if !c.LessEq(t.vc) {
 		t.join(c)
 	}
