@@ -77,7 +77,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_add(uint64_t 
  * follows: in a new segment it becomes the access's lockset, in the same
  * one it meets it (here when the meet needs no lockset table:
  * hg_granule). Most accesses to thread-private data end here. So do a location's first
- * access made without a lock (hg_new_cell), and an access to a shared
+ * access (hg_new_cell), and an access to a shared
  * location that would leave it unchanged (hg_shared_unchanged). It returns
  * 0, and the event goes to the Go side, for anything else.
  *
@@ -298,28 +298,36 @@ hg_shared_unchanged(struct hg_thread *t, uint64_t vt, uint64_t w1, uint64_t epoc
 }
 
 /* hg_new_cell: the first access to a location since its reset (word 0 is
- * zero: New, nothing touched), made while the thread holds no lock, makes
- * it the thread's: Exclusive-Read or Exclusive-Write with the current
- * epoch, and an empty owner's lockset E_d (msm: New; word 1 stays 0).
+ * zero: New, nothing touched) makes it the thread's: Exclusive-Read or
+ * Exclusive-Write with the current epoch, and the access's locks as the
+ * owner's lockset E_d (msm: New; word 1 takes locks, none: 0).
  *
  * The history word goes first, and only into an empty one: a Go-side step
  * of another thread that sees the new state must find this access there
  * to pair a race with (it reports nothing otherwise, and the location
  * keeps its state); and an access whose word 0 then loses to such a step
  * (the compare-and-swap fails, the access goes to the Go side after it)
- * must not overwrite the history that step writes. tm is the touched
+ * must not overwrite the history that step writes. Word 1 follows word 0
+ * inside a move (hg_move_begin), as an owner's move writes it: a Go-side
+ * step that reads word 0 in between waits for word 1. tm is the touched
  * mask the cell takes: m, or every byte for a split granule's side cell
  * (hg_split_granule). */
-HG_SLOW static int hg_new_cell(uint64_t *cell, uint64_t epoch, uint64_t m, uint64_t tm, uint32_t write, uint64_t info,
-			       uint32_t locks)
+HG_SLOW static int hg_new_cell(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint64_t tm,
+			       uint32_t write, uint64_t info, uint32_t locks)
 {
-	uint64_t h = 0, v = 0;
-	if (locks != 0 || __atomic_load_n(&cell[1], __ATOMIC_RELAXED) != 0 ||
-	    !__atomic_compare_exchange_n(&cell[2], &h, hg_access_word(info, epoch >> SH_TID_SHIFT, m, 0), 0,
+	uint64_t h = 0, v = 0, w1 = 0;
+	if (locks == HG_LOCKS_UNKNOWN || __atomic_load_n(&cell[1], __ATOMIC_RELAXED) != 0 ||
+	    !__atomic_compare_exchange_n(&cell[2], &h, hg_access_word(info, epoch >> SH_TID_SHIFT, m, locks), 0,
 					 __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		return 0;
 	uint64_t next = (uint64_t)(write ? SH_EXCL_WRITE : SH_EXCL_READ) << SH_STATE_SHIFT | epoch | tm;
-	return __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	if (locks == 0)
+		return __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED);
+	uint64_t outer = hg_move_begin(hg_moving(t), cell);
+	int made = __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED) &&
+		   __atomic_compare_exchange_n(&cell[1], &w1, (uint64_t)locks, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	hg_move_end(hg_moving(t), outer);
+	return made;
 }
 
 /* The hand-off tables' keys, and the release stamps (hgrt.h,
@@ -509,8 +517,14 @@ HG_SLOW static int hg_split_granule(struct hg_thread *t, uint64_t *cell, uint64_
 HG_SLOW static int hg_other_cell(struct hg_thread *t, uint64_t *cell, uint64_t v, uint64_t w1, uint64_t epoch, uint64_t m,
 				  uint64_t tm, uint32_t write, uint64_t info, uint32_t locks, uint64_t addr, uint64_t size)
 {
-	if (v == 0)
-		return hg_new_cell(cell, epoch, m, tm, write, info, locks);
+	if (v == 0) {
+		/* inside a region, the Go side looks the access up in the
+		 * hand-off tables whatever the cell's state: a reused block's
+		 * granule may have published writes still */
+		if (t->recording && !hg_handoff_quiet(t, addr, size, HG_INFO_FLAGS(info)))
+			return 0;
+		return hg_new_cell(t, cell, epoch, m, tm, write, info, locks);
+	}
 	if (v >> SH_STATE_SHIFT == SH_SPLIT)
 		return hg_split_granule(t, cell, epoch, m, write, info, locks, addr, size);
 	if ((m & ~v) != 0)
@@ -899,6 +913,98 @@ HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t
 	return ok;
 }
 
+/* The most thread ids an exchange in C looks through (hg_exchange_c). */
+#define HG_EXCHANGE_TIDS 64
+
+/* hg_exchange_c makes a read-modify-write's release half, with its
+ * acquire half, in C when the word's slot of the release stamps holds the
+ * word's clock whole (HG_SYNC_SMALL_VALID, with pend): runtime/detect's
+ * syncClocks.exchange, which it was a call into Go for whenever another
+ * thread had released on the word since (a reference count that threads
+ * share). t's clock takes in the word's: each component raised goes into
+ * t's row at once, for the fast path, and into the buffer for the Go
+ * side (HG_CLOCK_RAISE), which processes it in order with the thread's
+ * other events; the word's clock becomes t's, in the slot, for the Go
+ * side to fold in (HG_SYNC_SMALL_C); t then holds the word's clock
+ * exactly, as after syncClocks.exchange. It declines (0: the Go side
+ * exchanges) for what the Go side must see first, as hg_release_known
+ * does, and while the thread has hand-off ways written under its
+ * snapshot (a raise is a join, before which the Go side gives them the
+ * snapshot), when the clocks reach past HG_EXCHANGE_TIDS threads or the
+ * word's past HG_SYNC_SMALL, or when the buffer has no room for the
+ * raises: no call into Go may be made while the slot is held. The caller
+ * begins t's next segment. */
+HG_SLOW static int hg_exchange_c(struct hg_thread *t, uint64_t addr, uint64_t size)
+{
+	struct hg_sync_stamp *s;
+	const uint64_t *rows = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	uint32_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE), self = (uint32_t)t->tid;
+	if (t->go_pending || t->sig_n || t->sig_acq || t->ncmade || t->joined_at == ~0ull || !rows ||
+	    hw > HG_EXCHANGE_TIDS || self >= hw || t->n + HG_SYNC_SMALL + 2 > HG_EVENTS || !(s = hg_sync_slot(addr)) ||
+	    !hg_is_sync(addr, size))
+		return 0;
+	uint64_t *row = (uint64_t *)rows + (uint64_t)self * HG_MAX_THREADS;
+	uint64_t own = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED) & HG_CELL_CLOCK;
+	if (!hg_clock_room(own))
+		return 0; /* hg_begin_segment would refuse */
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return 0;
+	uint64_t meta = __atomic_load_n(&s->meta, __ATOMIC_RELAXED), n = meta & 0xff;
+	uint64_t obj[HG_EXCHANGE_TIDS], next[HG_SYNC_SMALL];
+	for (uint32_t u = 0; u < hw; u++)
+		obj[u] = 0;
+	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr && (meta & HG_SYNC_SMALL_VALID) && n <= HG_SYNC_SMALL;
+	uint64_t pend = __atomic_load_n(&s->pend, __ATOMIC_RELAXED);
+	for (uint64_t i = 0; ok && i <= n; i++) { /* the word's clock: small, and pend */
+		uint64_t p = i < n ? __atomic_load_n(&s->small[i], __ATOMIC_RELAXED) : pend, u = p >> 48;
+		if (p == 0)
+			continue;
+		if (u >= hw)
+			ok = 0;
+		else if (obj[u] < (p & HG_WAY_CLOCK))
+			obj[u] = p & HG_WAY_CLOCK;
+	}
+	uint64_t m = 0; /* the word's clock after: the join of the two */
+	for (uint32_t u = 0; ok && u < hw; u++) {
+		uint64_t c = u == self ? own : __atomic_load_n(&row[u], __ATOMIC_RELAXED);
+		if (c < obj[u])
+			c = obj[u];
+		if (c == 0)
+			continue;
+		if (m == HG_SYNC_SMALL || c > HG_WAY_CLOCK)
+			ok = 0;
+		else
+			next[m++] = (uint64_t)u << 48 | c;
+	}
+	if (ok) {
+		for (uint64_t i = 0; i < m; i++)
+			__atomic_store_n(&s->small[i], next[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&s->meta, m | HG_SYNC_SMALL_VALID | HG_SYNC_SMALL_C, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->pend, 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->stamp, __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	}
+	uint64_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+	if (!ok)
+		return 0;
+	int raised = 0;
+	for (uint32_t u = 0; u < hw; u++) {
+		if (u == self || obj[u] <= row[u])
+			continue;
+		__atomic_store_n(&row[u], obj[u], __ATOMIC_RELAXED);
+		hg_event(t, (uint64_t)u << 48 | obj[u], HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_CLOCK_RAISE, 0);
+		raised = 1;
+	}
+	if (raised) { /* a join at own: cRecord.KnowJoin's */
+		t->joined_at = own;
+		t->snap_ok = 0;
+	}
+	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
+	a->obj = addr, a->stamp = stamp, a->exact = own;
+	return 1;
+}
+
 /* hg_spin handles the accesses of spinning-read loops: the condition load
  * is an acquire after the load (its address noted as a spin variable), a
  * counterpart write a release before the store. HG_SPIN without
@@ -1030,7 +1136,8 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 		if ((HG_INFO_FLAGS(info) & HG_POST) && hg_acquired_known(t, addr))
 			return;
 		if (!(HG_INFO_FLAGS(info) & (HG_POST | HG_SPIN)) && hg_detect && !t->in_rt && t->tid >= 0 &&
-		    addr >= HG_UNMAPPABLE && hg_release_known(t, addr, HG_INFO_SIZE(info))) {
+		    addr >= HG_UNMAPPABLE &&
+		    (hg_release_known(t, addr, HG_INFO_SIZE(info)) || hg_exchange_c(t, addr, HG_INFO_SIZE(info)))) {
 			hg_begin_segment(t); /* checked by hg_release_known */
 			if (!counted)
 				hg_add(&t->accesses, 1, t);

@@ -78,8 +78,13 @@
 /* the len of an HG_ATOMIC event */
 #define HG_ACQUIRE_KNOWN 1
 #define HG_RELEASE_KNOWN 2
+#define HG_CLOCK_RAISE 4
 /* entries of a record's acquired objects */
 #define HG_SYNC_KNOWN 16
+/* components of a release-stamp slot's clock */
+#define HG_SYNC_SMALL 11
+#define HG_SYNC_SMALL_VALID 256
+#define HG_SYNC_SMALL_C 512
 /* the len of HG_LOCK and HG_UNLOCK */
 #define HG_LOCK_READ 1
 #define HG_LOCK_WAIT 2

@@ -324,6 +324,10 @@ extern uint32_t hg_tset_gen;
  * hg_clock_row): row tid, entry u is the clock of thread u that thread tid
  * knows. NULL until the first row is asked for, and in a forked child. */
 extern uint64_t *hg_clocks;
+/* One more than the highest thread id given to a thread (threads.c,
+ * hg_set_tid): a component of any clock is below it, since a thread's
+ * component reaches other clocks only through its own releases. */
+extern uint32_t hg_tid_hw;
 uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use; NULL if it cannot be */
 /* The hand-off tables' memory: 0 the published writes' keys (looked up
  * by reads; runtime/detect/segtable.go, handoffMemory), 1 the reader log (looked

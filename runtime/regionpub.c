@@ -50,9 +50,6 @@
 #define _GNU_SOURCE
 #include "rt_internal.h"
 
-/* the clock bits of a table epoch (a cell epoch's: rt_internal.h) */
-#define HG_WAY_CLOCK ((1ull << 48) - 1)
-
 /* hg_rlway_add makes way w (taken by the caller) hold the reads t
  * recorded in its region too, as readLog.putUnder merges them: past
  * HG_RL_KEYS granules, or for a region that read more than it recorded,

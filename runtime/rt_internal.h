@@ -153,10 +153,20 @@ HG_INTERNAL int hg_begin_segment(struct hg_thread *t);
  * (never 0 once written), then the key names the object. Its writers
  * take seq (odd while taken), the Go side's also a mutex. pend is a
  * release the C side made on key's object (tid << 48 | clock, 0 if
- * none), which the Go side folds into the object's clock. */
+ * none), which the Go side folds into the object's clock. small holds
+ * the object's clock, its count in meta's low byte, when meta says
+ * HG_SYNC_SMALL_VALID (pend aside): written by the Go side at each
+ * release, and by the C side's read-modify-writes (hg_exchange_c), which
+ * set HG_SYNC_SMALL_C until the Go side folds them in. */
+/* the clock bits of a table epoch, tid << 48 | clock (a cell epoch's:
+ * HG_CELL_CLOCK) */
+#define HG_WAY_CLOCK ((1ull << 48) - 1)
+
 struct hg_sync_stamp {
-	uint64_t key, stamp, seq, pend;
+	uint64_t key, stamp, seq, pend, meta;
+	uint64_t small[HG_SYNC_SMALL];
 };
+_Static_assert(sizeof(struct hg_sync_stamp) == 128, "syncStamp");
 
 /* remote.c: the detector is a process of its own (a forked child) */
 HG_INTERNAL int hg_remote_on(void);

@@ -242,8 +242,14 @@ static struct hg_thread *hg_reuse_record(void)
  * all registers on every access. */
 /* hg_set_tid gives t the detector's thread id tid (-1: none yet) and the
  * row of hg_tstate that goes with it. */
+uint32_t hg_tid_hw;
+
 void hg_set_tid(struct hg_thread *t, int32_t tid)
 {
+	uint32_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_RELAXED);
+	while (tid >= 0 && (uint32_t)tid >= hw &&
+	       !__atomic_compare_exchange_n(&hg_tid_hw, &hw, (uint32_t)tid + 1, 0, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
 	t->tid = tid;
 	t->row = tid >= 0 && tid < HG_MAX_THREADS ? &hg_tstate[tid] : NULL;
 }
@@ -576,7 +582,9 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
  * (malloc.c), which the Go side only records (heapEvent: a release in a
  * region looks up the readers of the block, and may join them); or an
  * atomic's acquire of nothing new or a release the C side made, whose
- * tick it made too. A
+ * tick it made too; or a component of the clock the C side raised
+ * itself (hg_exchange_c), which changes the thread's row, joined_at and
+ * snapshot flag there at once, as the Go side's join would. A
  * program that allocates a message, fills it and pushes it on a queue
  * under a mutex then has its push published in C (regionpub.c). */
 static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len)
@@ -588,6 +596,8 @@ static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len
 		return 1;
 	if ((kind == (HG_ATOMIC | HG_POST) && len == HG_ACQUIRE_KNOWN) || (kind == HG_ATOMIC && len == HG_RELEASE_KNOWN))
 		return 1; /* a tick the C side made already (fastpath.c, hg_acquire_known, hg_release_known) */
+	if (kind == (HG_ATOMIC | HG_POST) && len == HG_CLOCK_RAISE)
+		return 1; /* a join the C side made already, row and all (fastpath.c, hg_exchange_c) */
 	return kind == HG_UNLOCK && !(len & (HG_LOCK_RECORD | HG_LOCK_NESTED | HG_LOCK_WAIT | HG_LOCK_DESTROY));
 }
 

@@ -233,6 +233,22 @@ func (t *thread) join(v *shadow.VC) {
 	t.joined()
 }
 
+// raise makes t's clock hold clock for thread tid: a join of one
+// component, which the C side made at an atomic read-modify-write
+// (abi.ClockRaise, hg_exchange_c), and wrote into t's row already.
+func (t *thread) raise(tid uint16, clock uint64) {
+	if t.vc.Get(tid) >= clock {
+		return
+	}
+	t.dropSnapshot()
+	t.vc.Set(tid, clock)
+	if t.clocks != nil && int(tid) < len(t.clocks) {
+		t.clocks[tid] = clock
+		t.mirrored = max(t.mirrored, int(tid)+1)
+	}
+	t.joined()
+}
+
 // joinSeg makes t happen after seg.
 func (t *thread) joinSeg(seg *wrSeg) {
 	t.join(seg.vc)

@@ -71,6 +71,12 @@ type syncStamp struct {
 	key, stamp atomic.Uint64
 	seq        seqWord
 	pend       atomic.Uint64 // a release made in C on key's object: tid << 48 | clock, 0 if none
+	// key's clock for the C side's read-modify-writes (hg_exchange_c):
+	// meta's low byte counts the components in small, each
+	// tid << 48 | clock, with abi.SyncSmallValid when they are the clock
+	// whole (but for pend), abi.SyncSmallC when the C side wrote them
+	meta  atomic.Uint64
+	small [abi.SyncSmall]atomic.Uint64
 }
 
 const (
@@ -106,6 +112,15 @@ func (s *syncClocks) lock(obj uint64) (*syncShard, *syncStamp) {
 		}
 		st.pend.Store(0)
 	}
+	if m := st.meta.Load(); m&abi.SyncSmallC != 0 {
+		c := sh.clock(st.key.Load())
+		for i := range min(int(m&0xff), abi.SyncSmall) {
+			p := st.small[i].Load()
+			tid, clock := uint16(p>>48), p&(1<<48-1)
+			c.Set(tid, max(c.Get(tid), clock))
+		}
+		st.meta.Store(m &^ abi.SyncSmallC)
+	}
 	return sh, st
 }
 
@@ -123,9 +138,35 @@ func (sh *syncShard) clock(obj uint64) *shadow.VC {
 	return c
 }
 
+// unlockSlot gives the slot back with its key's clock in it for the C
+// side (keepSmall).
 func unlockSlot(sh *syncShard, st *syncStamp) {
+	st.keepSmall(sh.m[st.key.Load()])
 	st.seq.unlock()
 	sh.mu.Unlock()
+}
+
+// keepSmall writes clock c (nil: nothing released) into the slot's
+// components, or marks them not valid when c has more than
+// abi.SyncSmall. The C side's exchange reads them (hg_exchange_c).
+func (st *syncStamp) keepSmall(c *shadow.VC) {
+	n, size := 0, 0
+	if c != nil {
+		size = c.Len()
+	}
+	for i := range size {
+		clock := c.Get(uint16(i))
+		if clock == 0 {
+			continue
+		}
+		if n == abi.SyncSmall || clock >= 1<<48 {
+			st.meta.Store(0)
+			return
+		}
+		st.small[n].Store(uint64(i)<<48 | clock)
+		n++
+	}
+	st.meta.Store(uint64(n) | abi.SyncSmallValid)
 }
 
 // release joins t's clock into obj's and stamps obj's slot. If t knew
