@@ -755,6 +755,9 @@ HG_SLOW static void hg_deferred(struct hg_thread *t, uint64_t addr, uint64_t inf
 	hg_add(&t->deferred[kind], 1, t);
 }
 
+HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t size);
+HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len);
+
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
 									 uint64_t info, uint64_t len)
 {
@@ -774,6 +777,13 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 		} else if (t->tid >= 0 && hg_handled(t, addr, len ? len : HG_INFO_SIZE(info), flags, info)) {
 			return;
 		}
+	}
+	if ((flags & (HG_WRITE | HG_READ | HG_ATOMIC | HG_HOOK | HG_SPIN)) == HG_WRITE && !len &&
+	    hg_release_c(t, addr, HG_INFO_SIZE(info))) {
+		/* a store to a synchronisation variable: a release, made in C */
+		hg_begin_segment(t); /* checked by hg_release_c */
+		hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
+		return;
 	}
 	if (__builtin_expect(hg_opts.stats, 0))
 		hg_deferred(t, addr, info, len);
@@ -866,10 +876,17 @@ HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, u
 /* hg_acquired_known settles an acquire of the word at addr by thread t
  * that brings nothing new (hg_acquire_known): t's next segment begins
  * here, and the Go side's clock follows when it comes to the event, with
- * no call into Go now. 0: the Go side acquires. */
+ * no call into Go now. One that brings something new goes to
+ * hg_acquire_c. 0: the Go side acquires. */
+HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr);
+
 HG_SLOW static int hg_acquired_known(struct hg_thread *t, uint64_t addr)
 {
-	if (!hg_detect || t->in_rt || t->tid < 0 || !hg_acquire_known(t, addr) || !hg_begin_segment(t))
+	if (!hg_detect || t->in_rt || t->tid < 0)
+		return 0;
+	if (!hg_acquire_known(t, addr))
+		return hg_acquire_c(t, addr); /* something new: taken in C if the slot holds it */
+	if (!hg_begin_segment(t))
 		return 0;
 	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
 	return 1;
@@ -913,95 +930,214 @@ HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t
 	return ok;
 }
 
-/* The most thread ids an exchange in C looks through (hg_exchange_c). */
-#define HG_EXCHANGE_TIDS 64
+/* The most thread ids a join in C looks through (hg_join_ready). */
+#define HG_JOIN_TIDS 64
 
-/* hg_exchange_c makes a read-modify-write's release half, with its
- * acquire half, in C when the word's slot of the release stamps holds the
- * word's clock whole (HG_SYNC_SMALL_VALID, with pend): runtime/detect's
- * syncClocks.exchange, which it was a call into Go for whenever another
- * thread had released on the word since (a reference count that threads
- * share). t's clock takes in the word's: each component raised goes into
- * t's row at once, for the fast path, and into the buffer for the Go
- * side (HG_CLOCK_RAISE), which processes it in order with the thread's
- * other events; the word's clock becomes t's, in the slot, for the Go
- * side to fold in (HG_SYNC_SMALL_C); t then holds the word's clock
- * exactly, as after syncClocks.exchange. It declines (0: the Go side
- * exchanges) for what the Go side must see first, as hg_release_known
- * does, and while the thread has hand-off ways written under its
- * snapshot (a raise is a join, before which the Go side gives them the
- * snapshot), when the clocks reach past HG_EXCHANGE_TIDS threads or the
- * word's past HG_SYNC_SMALL, or when the buffer has no room for the
- * raises: no call into Go may be made while the slot is held. The caller
- * begins t's next segment. */
-HG_SLOW static int hg_exchange_c(struct hg_thread *t, uint64_t addr, uint64_t size)
+/* What a join in C works with (hg_join_ready): the thread's row of
+ * hg_clocks, one more than the highest thread id (hg_tid_hw), the
+ * thread's own clock, and the object's clock, by thread id. */
+struct hg_join {
+	uint64_t *row;
+	uint32_t hw;
+	uint64_t own;
+	uint64_t obj[HG_JOIN_TIDS];
+};
+
+/* hg_clock_ready: the C side may read thread t's clock whole, j set up
+ * for it: t's row (which the Go side keeps equal to its clock but for
+ * t's own component) and its epoch, when the clocks reach no further
+ * than HG_JOIN_TIDS thread ids and t's clock has room for the segment
+ * that follows (hg_clock_room). Not while a signal handler's accesses
+ * or acquires wait for the Go side. */
+HG_INLINE static inline int hg_clock_ready(struct hg_thread *t, struct hg_join *j)
 {
-	struct hg_sync_stamp *s;
 	const uint64_t *rows = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
-	uint32_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE), self = (uint32_t)t->tid;
-	if (t->go_pending || t->sig_n || t->sig_acq || t->ncmade || t->joined_at == ~0ull || !rows ||
-	    hw > HG_EXCHANGE_TIDS || self >= hw || t->n + HG_SYNC_SMALL + 2 > HG_EVENTS || !(s = hg_sync_slot(addr)) ||
-	    !hg_is_sync(addr, size))
+	uint32_t self = (uint32_t)t->tid;
+	j->hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE);
+	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_n || t->sig_acq || t->joined_at == ~0ull || !rows ||
+	    j->hw > HG_JOIN_TIDS || self >= j->hw)
 		return 0;
-	uint64_t *row = (uint64_t *)rows + (uint64_t)self * HG_MAX_THREADS;
-	uint64_t own = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED) & HG_CELL_CLOCK;
-	if (!hg_clock_room(own))
-		return 0; /* hg_begin_segment would refuse */
-	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return 0;
+	j->row = (uint64_t *)rows + (uint64_t)self * HG_MAX_THREADS;
+	j->own = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED) & HG_CELL_CLOCK;
+	return hg_clock_room(j->own);
+}
+
+/* hg_join_ready: thread t may take another clock into its own in C
+ * (hg_exchange_c, hg_acquire_c), j set up for it (hg_clock_ready). A
+ * join is the Go side's to make while the thread has hand-off ways
+ * written under its snapshot (before a join the Go side gives them the
+ * snapshot: thread.dropSnapshot), or when the buffer has no room for the
+ * events of a join and its tick: no call into Go may be made while a
+ * slot is held. */
+HG_INLINE static inline int hg_join_ready(struct hg_thread *t, struct hg_join *j)
+{
+	return !t->ncmade && t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);
+}
+
+/* hg_slot_take takes slot s's sequence word, or fails (0) while another
+ * writer holds it. */
+HG_INLINE static inline int hg_slot_take(struct hg_sync_stamp *s, uint64_t *q)
+{
+	*q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
+	return !(*q & 1) && __atomic_compare_exchange_n(&s->seq, q, *q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+/* hg_slot_clock reads into j->obj the clock of the word at addr from its
+ * slot s, which the caller holds or reads as a sequence lock's reader
+ * (then it may read a writer's half-made state, which the caller drops):
+ * the components when they are the clock whole (HG_SYNC_SMALL_VALID),
+ * and pend. 0 when the slot names another word or does not hold the
+ * clock. */
+HG_INLINE static inline int hg_slot_clock(const struct hg_sync_stamp *s, uint64_t addr, struct hg_join *j)
+{
 	uint64_t meta = __atomic_load_n(&s->meta, __ATOMIC_RELAXED), n = meta & 0xff;
-	uint64_t obj[HG_EXCHANGE_TIDS], next[HG_SYNC_SMALL];
-	for (uint32_t u = 0; u < hw; u++)
-		obj[u] = 0;
-	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr && (meta & HG_SYNC_SMALL_VALID) && n <= HG_SYNC_SMALL;
-	uint64_t pend = __atomic_load_n(&s->pend, __ATOMIC_RELAXED);
-	for (uint64_t i = 0; ok && i <= n; i++) { /* the word's clock: small, and pend */
-		uint64_t p = i < n ? __atomic_load_n(&s->small[i], __ATOMIC_RELAXED) : pend, u = p >> 48;
+	if (__atomic_load_n(&s->key, __ATOMIC_RELAXED) != addr || !(meta & HG_SYNC_SMALL_VALID) || n > HG_SYNC_SMALL)
+		return 0;
+	for (uint32_t u = 0; u < j->hw; u++)
+		j->obj[u] = 0;
+	for (uint64_t i = 0; i <= n; i++) {
+		uint64_t p = i < n ? __atomic_load_n(&s->small[i], __ATOMIC_RELAXED) : __atomic_load_n(&s->pend, __ATOMIC_RELAXED);
+		uint64_t u = p >> 48;
 		if (p == 0)
 			continue;
-		if (u >= hw)
-			ok = 0;
-		else if (obj[u] < (p & HG_WAY_CLOCK))
-			obj[u] = p & HG_WAY_CLOCK;
+		if (u >= j->hw)
+			return 0;
+		if (j->obj[u] < (p & HG_WAY_CLOCK))
+			j->obj[u] = p & HG_WAY_CLOCK;
 	}
-	uint64_t m = 0; /* the word's clock after: the join of the two */
-	for (uint32_t u = 0; ok && u < hw; u++) {
-		uint64_t c = u == self ? own : __atomic_load_n(&row[u], __ATOMIC_RELAXED);
-		if (c < obj[u])
-			c = obj[u];
+	return 1;
+}
+
+/* hg_slot_release makes the word's clock (j->obj, read by hg_slot_clock
+ * from slot s, which the caller holds) joined with t's its clock, in the
+ * slot, for the Go side to fold in (HG_SYNC_SMALL_C), and stamps the
+ * slot: syncClocks.release. 0, with the slot unchanged, when the join has
+ * more than HG_SYNC_SMALL components. */
+HG_INLINE static inline int hg_slot_release(struct hg_sync_stamp *s, const struct hg_thread *t, const struct hg_join *j)
+{
+	uint64_t next[HG_SYNC_SMALL], m = 0;
+	for (uint32_t u = 0; u < j->hw; u++) {
+		uint64_t c = u == (uint32_t)t->tid ? j->own : __atomic_load_n(&j->row[u], __ATOMIC_RELAXED);
+		if (c < j->obj[u])
+			c = j->obj[u];
 		if (c == 0)
 			continue;
 		if (m == HG_SYNC_SMALL || c > HG_WAY_CLOCK)
-			ok = 0;
-		else
-			next[m++] = (uint64_t)u << 48 | c;
+			return 0;
+		next[m++] = (uint64_t)u << 48 | c;
 	}
-	if (ok) {
-		for (uint64_t i = 0; i < m; i++)
-			__atomic_store_n(&s->small[i], next[i], __ATOMIC_RELAXED);
-		__atomic_store_n(&s->meta, m | HG_SYNC_SMALL_VALID | HG_SYNC_SMALL_C, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->pend, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&s->stamp, __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	for (uint64_t i = 0; i < m; i++)
+		__atomic_store_n(&s->small[i], next[i], __ATOMIC_RELAXED);
+	__atomic_store_n(&s->meta, m | HG_SYNC_SMALL_VALID | HG_SYNC_SMALL_C, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->pend, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stamp, __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+	return 1;
+}
+
+/* hg_take_in makes t's clock take in the object's (j->obj): each
+ * component raised goes into t's row at once, for the fast path's later
+ * decisions, and into the buffer for the Go side (HG_CLOCK_RAISE), which
+ * raises its copy when it comes to the event, in order with the thread's
+ * other events: accesses buffered before are checked with the clock
+ * they were made under. What the Go side's join would tell the C side
+ * (cRecord.KnowJoin, KnowSnapshot) it sets itself. */
+HG_INLINE static inline void hg_take_in(struct hg_thread *t, const struct hg_join *j)
+{
+	int raised = 0;
+	for (uint32_t u = 0; u < j->hw; u++) {
+		if (u == (uint32_t)t->tid || j->obj[u] <= j->row[u])
+			continue;
+		__atomic_store_n(&j->row[u], j->obj[u], __ATOMIC_RELAXED);
+		hg_event(t, (uint64_t)u << 48 | j->obj[u], HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_CLOCK_RAISE, 0);
+		raised = 1;
 	}
+	if (raised) {
+		t->joined_at = j->own;
+		t->snap_ok = 0;
+	}
+}
+
+/* hg_exchange_c makes a read-modify-write's release half, with its
+ * acquire half, in C when the word's slot of the release stamps holds the
+ * word's clock whole: runtime/detect's syncClocks.exchange, which was a
+ * call into Go whenever another thread had released on the word since (a
+ * reference count that threads share). t's clock takes in the word's
+ * (hg_take_in), and the word's takes in t's (hg_slot_release): t then
+ * holds the word's clock exactly. It declines (0: the Go side
+ * exchanges) where a join in C must (hg_join_ready), and for a buffered
+ * access, as hg_release_known does. The caller begins t's next
+ * segment. */
+HG_SLOW static int hg_exchange_c(struct hg_thread *t, uint64_t addr, uint64_t size)
+{
+	struct hg_join j;
+	struct hg_sync_stamp *s;
+	uint64_t q;
+	if (t->go_pending || !hg_join_ready(t, &j) || !(s = hg_sync_slot(addr)) || !hg_is_sync(addr, size) ||
+	    !hg_slot_take(s, &q))
+		return 0;
+	int ok = hg_slot_clock(s, addr, &j) && hg_slot_release(s, t, &j);
 	uint64_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
 	if (!ok)
 		return 0;
-	int raised = 0;
-	for (uint32_t u = 0; u < hw; u++) {
-		if (u == self || obj[u] <= row[u])
-			continue;
-		__atomic_store_n(&row[u], obj[u], __ATOMIC_RELAXED);
-		hg_event(t, (uint64_t)u << 48 | obj[u], HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_CLOCK_RAISE, 0);
-		raised = 1;
-	}
-	if (raised) { /* a join at own: cRecord.KnowJoin's */
-		t->joined_at = own;
-		t->snap_ok = 0;
-	}
+	hg_take_in(t, &j);
 	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
-	a->obj = addr, a->stamp = stamp, a->exact = own;
+	a->obj = addr, a->stamp = stamp, a->exact = j.own;
+	return 1;
+}
+
+/* hg_release_c makes a release of t's clock on the word at addr in C
+ * when the word's slot holds its clock whole (hg_slot_release): a plain
+ * store of size bytes to a synchronisation variable (a spinlock's
+ * unlock, a flag's release store), which must be one already, or (size
+ * 0) the counterpart write of a spin variable; both went to the Go side
+ * at once. A thread that held the word's clock before holds it exactly
+ * after, as syncClocks.release tells it. It declines (0: the Go side
+ * releases) for a buffered access, as hg_release_known does, and where
+ * the C side cannot read t's clock (hg_clock_ready). The caller begins
+ * t's next segment. */
+HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t size)
+{
+	struct hg_join j;
+	struct hg_sync_stamp *s;
+	uint64_t q;
+	if (t->go_pending || !hg_clock_ready(t, &j) || !(s = hg_sync_slot(addr)) || (size && !hg_is_sync(addr, size)) ||
+	    !hg_slot_take(s, &q))
+		return 0;
+	uint64_t before = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
+	int ok = hg_slot_clock(s, addr, &j) && hg_slot_release(s, t, &j);
+	__atomic_store_n(&s->seq, q + 2, __ATOMIC_RELEASE);
+	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
+	if (ok && a->obj == addr && a->stamp == before)
+		a->stamp = before + 1, a->exact = j.own;
+	return ok;
+}
+
+/* hg_acquire_c makes an acquire of the word at addr (an atomic's acquire
+ * half, a spinning read's) in C when the word's slot holds its clock
+ * whole: t's clock takes it in (hg_take_in), as syncClocks.joinInto,
+ * and t's next segment begins, with an event for the Go side's tick
+ * (HG_ACQUIRE_KNOWN). 0: the Go side acquires. */
+HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
+{
+	struct hg_join j;
+	struct hg_sync_stamp *s;
+	if (!hg_join_ready(t, &j) || !(s = hg_sync_slot(addr)))
+		return 0;
+	/* read as a sequence lock's reader: the slot is not taken, so that
+	 * threads that spin on the word keep out of its writers' way */
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	if ((q & 1) || !hg_slot_clock(s, addr, &j))
+		return 0;
+	uint64_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q)
+		return 0; /* a writer came in between */
+	hg_take_in(t, &j);
+	typeof(&t->acq[0]) a = &t->acq[(addr >> 3) % HG_SYNC_KNOWN];
+	a->obj = addr, a->stamp = stamp, a->exact = 0;
+	hg_begin_segment(t); /* checked by hg_join_ready */
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
 	return 1;
 }
 
@@ -1045,6 +1181,11 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 		if (hg_acquired_known(t, addr))
 			return; /* a spin that found nothing new released on its word */
 	} else if (flags & HG_POST) {
+		return;
+	} else if (hg_release_c(t, addr, 0)) {
+		/* the counterpart write of a spin variable: a release, made in C */
+		hg_begin_segment(t); /* checked by hg_release_c */
+		hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
 		return;
 	}
 	hg_push(t, addr, info, 0);
