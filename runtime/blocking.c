@@ -1,12 +1,13 @@
 /* blocking.c: calls that may block the thread for long (sleeps, waits for
  * descriptors or signals, yields).
  *
- * It owns their wrappers, which only hand the thread's buffered events to
- * the Go side before the call: a thread that blocks until the program
- * exits (a worker parked in pause() or sleep() while main returns) would
- * otherwise keep its last accesses in its buffer, unchecked, and a race
- * with them would be missed. The flush costs nothing when the buffer is
- * empty. Inside a signal handler nothing happens (signals.c).
+ * It owns their wrappers, which only hand the thread's buffered accesses
+ * to the Go side before the call (hg_parking): a thread that blocks
+ * until the program exits (a worker parked in pause() or sleep() while
+ * main returns) would otherwise keep its last accesses in its buffer,
+ * unchecked, and a race with them would be missed. The flush costs
+ * nothing when the buffer holds no access. Inside a signal handler
+ * nothing happens (signals.c).
  */
 #define _GNU_SOURCE
 #include "wrap.h"
@@ -24,7 +25,7 @@
 	ret name params                         \
 	{                                       \
 		resolve_##name();               \
-		hg_active(RA);                  \
+		hg_parking(RA);                 \
 		return REAL(name) args;         \
 	}
 

@@ -26,6 +26,21 @@ static inline struct hg_thread *hg_active(void *ra)
 	return t;
 }
 
+/* hg_parking is hg_active for calls that may block for long (sleeps,
+ * yields, waits for descriptors: blocking.c), which synchronise nothing:
+ * the flush only keeps the thread's accesses from waiting in its buffer,
+ * unchecked, while it is parked, perhaps until the program exits. A
+ * buffer of nothing the Go side must check (go_pending 0: ticks the C
+ * side made, locks, allocations) waits for the next flush: a ticket
+ * lock whose waiters yield until their turn made a call into Go at
+ * every yield, 29 million in a run of 10 s (0.2 s natively). */
+static inline void hg_parking(void *ra)
+{
+	struct hg_thread *t = hg_tracked(ra);
+	if (t && (t->go_pending || t->sig_n || t->sig_acq))
+		hg_flush(t);
+}
+
 /* The real function is resolved when the library is loaded (a
  * constructor): resolving it inside a call can deadlock, for instance in a
  * dl_iterate_phdr callback, where the loader's lock is held and dlsym needs
