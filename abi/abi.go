@@ -186,17 +186,17 @@ const (
 	// hg_release_known) and began the thread's next segment; the Go side's
 	// clock only follows the tick.
 	ReleaseKnown = 2
-	// ClockRaise: the C side made an atomic read-modify-write whole
-	// (runtime/fastpath.c, hg_exchange_c) and raised the component
+	// ClockRaise: the C side made an acquire of an atomic word itself
+	// (runtime/fastpath.c, hg_take_in) and raised the component
 	// addr >> 48 of the thread's clock to addr's lower 48 bits, which the
 	// Go side's clock follows (one event per component raised, before
-	// the instruction's ReleaseKnown tick).
+	// the acquire's tick event).
 	ClockRaise = 4
 )
 
 // SyncSmall is how many components of an object's clock the object's
 // slot of the release stamps holds, each tid << 48 | clock, for the C
-// side's read-modify-writes (runtime/detect/sync.go, syncStamp). The
+// side's releases and acquires (runtime/detect/sync.go, syncStamp). The
 // slot's meta word holds their count and the flags below.
 const (
 	SyncSmall = 11

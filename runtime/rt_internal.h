@@ -156,7 +156,7 @@ HG_INTERNAL int hg_begin_segment(struct hg_thread *t);
  * none), which the Go side folds into the object's clock. small holds
  * the object's clock, its count in meta's low byte, when meta says
  * HG_SYNC_SMALL_VALID (pend aside): written by the Go side at each
- * release, and by the C side's read-modify-writes (hg_exchange_c), which
+ * release, and by the C side's releases (fastpath.c, hg_slot_release), which
  * set HG_SYNC_SMALL_C until the Go side folds them in. */
 /* the clock bits of a table epoch, tid << 48 | clock (a cell epoch's:
  * HG_CELL_CLOCK) */

@@ -583,7 +583,7 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
  * region looks up the readers of the block, and may join them); or an
  * atomic's acquire of nothing new or a release the C side made, whose
  * tick it made too; or a component of the clock the C side raised
- * itself (hg_exchange_c), which changes the thread's row, joined_at and
+ * itself (hg_take_in), which changes the thread's row, joined_at and
  * snapshot flag there at once, as the Go side's join would. A
  * program that allocates a message, fills it and pushes it on a queue
  * under a mutex then has its push published in C (regionpub.c). */
@@ -597,7 +597,7 @@ static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len
 	if ((kind == (HG_ATOMIC | HG_POST) && len == HG_ACQUIRE_KNOWN) || (kind == HG_ATOMIC && len == HG_RELEASE_KNOWN))
 		return 1; /* a tick the C side made already (fastpath.c, hg_acquire_known, hg_release_known) */
 	if (kind == (HG_ATOMIC | HG_POST) && len == HG_CLOCK_RAISE)
-		return 1; /* a join the C side made already, row and all (fastpath.c, hg_exchange_c) */
+		return 1; /* a join the C side made already, row and all (fastpath.c, hg_take_in) */
 	return kind == HG_UNLOCK && !(len & (HG_LOCK_RECORD | HG_LOCK_NESTED | HG_LOCK_WAIT | HG_LOCK_DESTROY));
 }
 

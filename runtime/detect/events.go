@@ -153,11 +153,11 @@ func (d *Detector) condEvent(t *thread, addr, arg uint64, flags uint16) {
 // An acquire the C side found to bring nothing new (abi.AcquireKnown:
 // no release on the word since t's last acquire of it), and a release it
 // made itself (abi.ReleaseKnown, syncClocks), began t's next segment
-// there; t's clock follows. So it does a component the C side's exchange
-// raised (abi.ClockRaise), which comes before that exchange's tick.
+// there; t's clock follows. So it does a component the C side raised at
+// an acquire (abi.ClockRaise), which comes before the acquire's tick.
 func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16, arg uint64) {
 	if arg == abi.ClockRaise {
-		t.raise(uint16(addr>>48), addr&(1<<48-1)) // a join the C side made (hg_exchange_c)
+		t.raise(uint16(addr>>48), addr&(1<<48-1)) // a join the C side made (hg_take_in)
 	} else if arg&(abi.AcquireKnown|abi.ReleaseKnown) != 0 {
 		t.vc.Tick(uint16(t.tid)) // the epoch is published already
 	} else if flags&abi.Post != 0 {

@@ -234,8 +234,9 @@ func (t *thread) join(v *shadow.VC) {
 }
 
 // raise makes t's clock hold clock for thread tid: a join of one
-// component, which the C side made at an atomic read-modify-write
-// (abi.ClockRaise, hg_exchange_c), and wrote into t's row already.
+// component, which the C side made at an acquire of an atomic word
+// (abi.ClockRaise; runtime/fastpath.c, hg_take_in), and wrote into t's
+// row already.
 func (t *thread) raise(tid uint16, clock uint64) {
 	if t.vc.Get(tid) >= clock {
 		return

@@ -59,6 +59,12 @@ func (d *Detector) acquire(t *thread, obj uint64) {
 // it next reads or joins that clock. A thread that increments its own
 // counter with a locked instruction made two calls into Go per
 // increment before, none after its first.
+//
+// The slot also holds the object's clock, when it is small enough
+// (keepSmall): with it the C side makes the releases and acquires of
+// words that threads share itself, writing the clock back for the Go
+// side to fold in (abi.SyncSmallC) and raising the thread's clock by
+// events (abi.ClockRaise).
 type syncClocks struct {
 	shards [syncShards]syncShard
 	stamps []syncStamp // 1 << syncStampBits slots, outside the Go heap when it could be mapped
@@ -71,8 +77,8 @@ type syncStamp struct {
 	key, stamp atomic.Uint64
 	seq        seqWord
 	pend       atomic.Uint64 // a release made in C on key's object: tid << 48 | clock, 0 if none
-	// key's clock for the C side's read-modify-writes (hg_exchange_c):
-	// meta's low byte counts the components in small, each
+	// key's clock for the C side's releases and acquires (hg_exchange_c,
+	// hg_release_c, hg_acquire_c): meta's low byte counts the components in small, each
 	// tid << 48 | clock, with abi.SyncSmallValid when they are the clock
 	// whole (but for pend), abi.SyncSmallC when the C side wrote them
 	meta  atomic.Uint64
@@ -148,7 +154,8 @@ func unlockSlot(sh *syncShard, st *syncStamp) {
 
 // keepSmall writes clock c (nil: nothing released) into the slot's
 // components, or marks them not valid when c has more than
-// abi.SyncSmall. The C side's exchange reads them (hg_exchange_c).
+// abi.SyncSmall. The C side's releases and acquires read them
+// (runtime/fastpath.c, hg_slot_clock).
 func (st *syncStamp) keepSmall(c *shadow.VC) {
 	n, size := 0, 0
 	if c != nil {

@@ -321,3 +321,62 @@ func TestSyncStamps(t *testing.T) {
 		t.Fatalf("an acquire of nothing new: clock %d -> %d, want one tick", before, after)
 	}
 }
+
+// The object's clock in its slot, for the C side (syncStamp.keepSmall):
+// a release writes the components; what the C side wrote there
+// (abi.SyncSmallC, as hg_exchange_c would) goes into the object's clock
+// before the Go side next reads it, so a later acquire takes it in; a
+// clock of more components than the slot holds is marked not valid. A
+// raise the C side made (abi.ClockRaise) is a join of one component.
+func TestSyncSmallClocks(t *testing.T) {
+	const w = 0x40000
+	b := newBench(t, "")
+	t1, t2 := b.create(0, 0x500), b.create(0, 0x510)
+	exchange := ev(w, abi.Atomic|abi.Write, 0)
+	slot := func() (meta uint64, comps map[uint16]uint64) {
+		sh, st := b.d.syncVC.lock(w)
+		defer unlockSlot(sh, st)
+		comps = map[uint16]uint64{}
+		for i := range int(st.meta.Load() & 0xff) {
+			p := st.small[i].Load()
+			comps[uint16(p>>48)] = p & (1<<48 - 1)
+		}
+		return st.meta.Load(), comps
+	}
+	b.flush(t1, exchange)
+	th1 := b.d.thread(t1)
+	if meta, comps := slot(); meta&abi.SyncSmallValid == 0 || comps[uint16(t1)] != th1.vc.Get(uint16(t1))-1 {
+		t.Fatalf("after T1's exchange: meta %#x, components %v, T1's clock %v", meta, comps, th1.vc)
+	}
+
+	// T2's exchange made in C: the word's clock takes T2's component,
+	// T2's clock T1's (a raise event)
+	th2 := b.d.thread(t2)
+	c1, c2 := th1.vc.Get(uint16(t1))-1, th2.vc.Get(uint16(t2))
+	_, st := b.d.syncVC.lock(w)
+	st.small[0].Store(uint64(t1)<<48 | c1)
+	st.small[1].Store(uint64(t2)<<48 | c2)
+	st.meta.Store(2 | abi.SyncSmallValid | abi.SyncSmallC)
+	st.stamp.Add(1)
+	st.seq.unlock() // as the C side gives it back: no keepSmall
+	b.d.syncVC.shards[segSlotIndex(w, syncStampBits)%syncShards].mu.Unlock()
+	b.flush(t2, ev(uint64(t1)<<48|c1, abi.Atomic|abi.Post|abi.Write, abi.ClockRaise))
+	if got := th2.vc.Get(uint16(t1)); got != c1 {
+		t.Fatalf("a raise of T1's component to %d: T2 holds %d", c1, got)
+	}
+	b.flush(t1, ev(w, abi.Atomic|abi.Post|abi.Write, 0)) // T1's acquire of the word
+	if got := th1.vc.Get(uint16(t2)); got < c2 {
+		t.Fatalf("T1's acquire after T2's exchange in C: T1 holds T2 at %d, want %d", got, c2)
+	}
+	if meta, _ := slot(); meta&abi.SyncSmallC != 0 {
+		t.Fatalf("the C side's components not folded in: meta %#x", meta)
+	}
+
+	// more threads than the slot has room for
+	for range abi.SyncSmall {
+		b.flush(b.create(0, 0x520), exchange)
+	}
+	if meta, _ := slot(); meta&abi.SyncSmallValid != 0 {
+		t.Fatalf("a clock of more than %d components: meta %#x says valid", abi.SyncSmall, meta)
+	}
+}
