@@ -148,6 +148,18 @@ __attribute__((target("general-regs-only"))) static inline uint64_t hg_access_wo
 	return acc;
 }
 
+/* hg_access_bytes is the bytes of its granule (a mask) that the history
+ * word w names: shadow.AccessBytes. */
+HG_INLINE static inline uint64_t hg_access_bytes(uint64_t w)
+{
+	uint64_t off = (w >> SH_ACCESS_OFF_SHIFT) & (SH_GRANULE - 1), sz = (w >> SH_ACCESS_SIZE_SHIFT) & 7;
+	if (w & SH_ACCESS_PART_BIT)
+		return (((1ull << (sz + 1)) - 1) << off) & SH_GRANULE_BYTES;
+	if (off + (1ull << sz) > SH_GRANULE)
+		return SH_GRANULE_BYTES; /* it spans granules: all of this one */
+	return ((1ull << (1ull << sz)) - 1) << off;
+}
+
 /* hg_history: the fast path changed the cell's state (a new segment of the
  * same thread, or a write after reads); the cell's access history (words 2
  * and 3, runtime/detect's step and remember) learns of the access, so that
@@ -161,8 +173,8 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 	uint64_t acc = hg_access_word(info, tid, m, locks);
 	/* runtime/detect's remember and keepOwn: the owner's previous access
 	 * stays, in word 3, when it is of the same segment and differs in
-	 * kind, bytes or locks, or when it wrote and this access of a later
-	 * segment only reads. Word 1's upper half then takes the clock of its
+	 * kind, bytes or locks, or when this access is of a later segment and
+	 * only reads what it wrote, or leaves bytes of it untouched. Word 1's upper half then takes the clock of its
 	 * segment (detect's pastClock), with a compare-and-swap that keeps
 	 * the owner's lockset and gives way to a Go-side step changing the
 	 * cell at this moment. Another thread's access in word 2 (its step
@@ -171,7 +183,8 @@ hg_history(uint64_t *cell, uint64_t info, uint64_t tid, uint64_t m, uint64_t loc
 	const uint64_t key = ~0ull << SH_ACCESS_FLAG_SHIFT; /* kind, bytes, locks */
 	int own = latest != 0 && hg_access_tid(latest) == tid;
 	int move = own && (same ? ((latest ^ acc) & key) != 0
-				: ((latest >> SH_ACCESS_FLAG_SHIFT) & HG_WRITE) && !(HG_INFO_FLAGS(info) & HG_WRITE));
+				: (((latest >> SH_ACCESS_FLAG_SHIFT) & HG_WRITE) && !(HG_INFO_FLAGS(info) & HG_WRITE)) ||
+					  (hg_access_bytes(latest) & ~(m >> SH_TOUCHED_SHIFT)) != 0);
 	if (move) {
 		/* An older clock of this thread's own, already there, stays: a
 		 * clock smaller than the access's only hides races (a thread
