@@ -770,6 +770,7 @@ HG_SLOW static void hg_deferred(struct hg_thread *t, uint64_t addr, uint64_t inf
 
 HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t size);
 HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len);
+HG_INLINE static inline void hg_released(struct hg_thread *t, uint64_t addr);
 
 __attribute__((target("general-regs-only"))) static inline void hg_push(struct hg_thread *t, uint64_t addr,
 									 uint64_t info, uint64_t len)
@@ -793,9 +794,7 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 	}
 	if ((flags & (HG_WRITE | HG_READ | HG_ATOMIC | HG_HOOK | HG_SPIN)) == HG_WRITE && !len &&
 	    hg_release_c(t, addr, HG_INFO_SIZE(info))) {
-		/* a store to a synchronisation variable: a release, made in C */
-		hg_begin_segment(t); /* checked by hg_release_c */
-		hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
+		hg_released(t, addr); /* a store to a synchronisation variable */
 		return;
 	}
 	if (__builtin_expect(hg_opts.stats, 0))
@@ -886,6 +885,16 @@ HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, u
 	hg_event(t, addr, info, len, 0);
 }
 
+/* hg_released follows a release on the word at addr that the C side
+ * made (hg_release_known, hg_exchange_c, hg_release_c, each of which
+ * checked the clock's room): t's next segment begins, and an event makes
+ * the Go side's clock follow (HG_RELEASE_KNOWN). */
+HG_INLINE static inline void hg_released(struct hg_thread *t, uint64_t addr)
+{
+	hg_begin_segment(t);
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
+}
+
 /* hg_acquired_known settles an acquire of the word at addr by thread t
  * that brings nothing new (hg_acquire_known): t's next segment begins
  * here, and the Go side's clock follows when it comes to the event, with
@@ -929,8 +938,8 @@ HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t
 	uint64_t epoch = __atomic_load_n(&hg_tstate[t->tid].epoch, __ATOMIC_RELAXED);
 	if (!hg_clock_room(epoch))
 		return 0; /* hg_begin_segment would refuse */
-	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-	if ((q & 1) || !__atomic_compare_exchange_n(&s->seq, &q, q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	uint64_t q;
+	if (!hg_seq_take(&s->seq, &q))
 		return 0;
 	int ok = __atomic_load_n(&s->key, __ATOMIC_RELAXED) == addr &&
 		 __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == a->stamp;
@@ -985,14 +994,6 @@ HG_INLINE static inline int hg_clock_ready(struct hg_thread *t, struct hg_join *
 HG_INLINE static inline int hg_join_ready(struct hg_thread *t, struct hg_join *j)
 {
 	return !t->ncmade && t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);
-}
-
-/* hg_slot_take takes slot s's sequence word, or fails (0) while another
- * writer holds it. */
-HG_INLINE static inline int hg_slot_take(struct hg_sync_stamp *s, uint64_t *q)
-{
-	*q = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-	return !(*q & 1) && __atomic_compare_exchange_n(&s->seq, q, *q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
 /* hg_slot_clock reads into j->obj the clock of the word at addr from its
@@ -1086,7 +1087,7 @@ HG_SLOW static int hg_exchange_c(struct hg_thread *t, uint64_t addr, uint64_t si
 	struct hg_sync_stamp *s;
 	uint64_t q;
 	if (t->go_pending || !hg_join_ready(t, &j) || !(s = hg_sync_slot(addr)) || !hg_is_sync(addr, size) ||
-	    !hg_slot_take(s, &q))
+	    !hg_seq_take(&s->seq, &q))
 		return 0;
 	int ok = hg_slot_clock(s, addr, &j) && hg_slot_release(s, t, &j);
 	uint64_t stamp = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
@@ -1115,7 +1116,7 @@ HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t siz
 	struct hg_sync_stamp *s;
 	uint64_t q;
 	if (t->go_pending || !hg_clock_ready(t, &j) || !(s = hg_sync_slot(addr)) || (size && !hg_is_sync(addr, size)) ||
-	    !hg_slot_take(s, &q))
+	    !hg_seq_take(&s->seq, &q))
 		return 0;
 	uint64_t before = __atomic_load_n(&s->stamp, __ATOMIC_RELAXED);
 	int ok = hg_slot_clock(s, addr, &j) && hg_slot_release(s, t, &j);
@@ -1196,9 +1197,7 @@ HG_SLOW static void hg_spin(struct hg_thread *t, uint64_t addr, uint64_t info)
 	} else if (flags & HG_POST) {
 		return;
 	} else if (hg_release_c(t, addr, 0)) {
-		/* the counterpart write of a spin variable: a release, made in C */
-		hg_begin_segment(t); /* checked by hg_release_c */
-		hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
+		hg_released(t, addr); /* the counterpart write of a spin variable */
 		return;
 	}
 	hg_push(t, addr, info, 0);
@@ -1292,10 +1291,9 @@ HG_SLOW static void hg_access_slow(uint64_t addr, uint64_t info, int counted)
 		if (!(HG_INFO_FLAGS(info) & (HG_POST | HG_SPIN)) && hg_detect && !t->in_rt && t->tid >= 0 &&
 		    addr >= HG_UNMAPPABLE &&
 		    (hg_release_known(t, addr, HG_INFO_SIZE(info)) || hg_exchange_c(t, addr, HG_INFO_SIZE(info)))) {
-			hg_begin_segment(t); /* checked by hg_release_known */
 			if (!counted)
 				hg_add(&t->accesses, 1, t);
-			hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC), HG_RELEASE_KNOWN);
+			hg_released(t, addr);
 			return;
 		}
 	}

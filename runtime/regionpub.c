@@ -147,8 +147,8 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	if (j < 0)
 		return 0;
 	struct hg_rlway *w = &ways[j];
-	uint64_t s = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
-	if ((s & 1) || !__atomic_compare_exchange_n(&w->seq, &s, s + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	uint64_t s;
+	if (!hg_seq_take(&w->seq, &s))
 		return 0;
 	uint64_t wm = __atomic_load_n(&w->mutex, __ATOMIC_RELAXED), old = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED);
 	int own = wm == m && (old >> 48) == (uint64_t)t->tid;
@@ -182,8 +182,8 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 {
 	uint64_t i = hg_hash(key >> 2, hg_handoff_bits[0]);
 	struct hg_wslot *s = (struct hg_wslot *)(base + 64) + i;
-	uint64_t seq = __atomic_load_n(&s->seq, __ATOMIC_RELAXED);
-	if ((seq & 1) || !__atomic_compare_exchange_n(&s->seq, &seq, seq + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+	uint64_t seq;
+	if (!hg_seq_take(&s->seq, &seq))
 		return 0;
 	int v = -1, free = -1;
 	for (int j = 0; j < 8; j++) {

@@ -135,6 +135,16 @@ HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
  * begin a segment after one at epoch: past half of those bits, the Go
  * side does, since a cell epoch may have dropped clock bits. */
 #define HG_CELL_CLOCK ((1ull << SH_TOUCHED_SHIFT) - 1)
+
+/* hg_seq_take takes a writers' sequence word (odd while taken) of a
+ * table the Go side shares (runtime/detect, seqWord), its value before
+ * in *q, or fails (0) while another writer holds it; the taker gives it
+ * back by storing *q + 2 (release). */
+HG_INLINE static inline int hg_seq_take(uint64_t *seq, uint64_t *q)
+{
+	*q = __atomic_load_n(seq, __ATOMIC_RELAXED);
+	return !(*q & 1) && __atomic_compare_exchange_n(seq, q, *q + 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
 HG_INLINE static inline int hg_clock_room(uint64_t epoch)
 {
 	return (epoch & HG_CELL_CLOCK) < HG_CELL_CLOCK / 2;
