@@ -242,23 +242,25 @@ func (t *thread) raise(tid uint16, clock uint64) {
 		return
 	}
 	t.dropSnapshot()
+	t.raiseTo(tid, clock)
+	t.joined()
+}
+
+// raiseTo sets t's component of thread tid to clock, above where it is,
+// and its row's (mirror).
+func (t *thread) raiseTo(tid uint16, clock uint64) {
 	t.vc.Set(tid, clock)
 	if t.clocks != nil && int(tid) < len(t.clocks) {
 		t.clocks[tid] = clock
 		t.mirrored = max(t.mirrored, int(tid)+1)
 	}
-	t.joined()
 }
 
 // joinSeg makes t happen after seg.
 func (t *thread) joinSeg(seg *wrSeg) {
 	t.join(seg.vc)
 	if tid, clock := seg.tid(), seg.clock(); t.vc.Get(tid) < clock {
-		t.vc.Set(tid, clock)
-		if t.clocks != nil {
-			t.clocks[tid] = clock
-			t.mirrored = max(t.mirrored, int(tid)+1)
-		}
+		t.raiseTo(tid, clock)
 	}
 }
 
