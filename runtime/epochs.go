@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"hgrewrite/abi"
+	"hgrewrite/shadow"
 )
 
 // publishEpoch stores a thread's current epoch where the C fast path reads
@@ -22,6 +23,19 @@ func publishEpoch(tid int32, e uint64) {
 	if tid >= 0 && tid < C.HG_MAX_THREADS {
 		*(*uint64)(unsafe.Pointer(&C.hg_tstate[tid].epoch)) = e
 		markTrace(tid, e)
+	}
+}
+
+// publishSnapshot stores the address of thread tid's clock snapshot, the
+// one the ways its C side publishes stand for, where other threads' C
+// sides read it (hg_tstate's snap; nil: none). The snapshot is a
+// shadow.VC, whose first two words are its components' address and count
+// (shadow.TestVCLayout); the thread's snapPub keeps it alive. A plain
+// store: other threads read it only after a way the thread's C side
+// writes after this call returns.
+func publishSnapshot(tid int32, snap *shadow.VC) {
+	if tid >= 0 && tid < C.HG_MAX_THREADS {
+		*(*uintptr)(unsafe.Pointer(&C.hg_tstate[tid].snap)) = uintptr(unsafe.Pointer(snap))
 	}
 }
 

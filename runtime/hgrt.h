@@ -309,7 +309,15 @@ struct hg_tstate {
 	 * a forked child's detector, which shares this array (remote.c), sees
 	 * it too. */
 	uint64_t moving;
-	uint64_t pad[5];
+	/* The address of the thread's clock snapshot while its C side may
+	 * publish regions under it (runtime/detect, thread.snapPub; 0: none),
+	 * written by the thread's Go side (cRecord.KnowSnapshot): a hand-off
+	 * way the C side wrote for the thread stands for it, and another
+	 * thread joins such a way from here (fastpath.c, hg_handoff_join).
+	 * A shadow.VC: its components' address and count, in its first two
+	 * words. */
+	uint64_t snap;
+	uint64_t pad[4];
 };
 extern struct hg_tstate hg_tstate[HG_MAX_THREADS]; /* fastpath.c */
 /* Addresses below Linux's default vm.mmap_min_addr are never mapped: an

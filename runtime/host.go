@@ -11,6 +11,7 @@ import (
 
 	"hgrewrite/abi"
 	"hgrewrite/runtime/detect"
+	"hgrewrite/shadow"
 )
 
 // cHost implements detect.Host over the C runtime.
@@ -119,12 +120,14 @@ func (r *cRecord) KnowAcquired(obj, stamp, exact uint64) {
 }
 
 // KnowSnapshot notes in the record whether its thread has a clock
-// snapshot the C side may publish under (hgrt.h, snap_ok). Only the
-// thread's own calls write it.
-func (r *cRecord) KnowSnapshot(ok bool) {
+// snapshot the C side may publish under (hgrt.h, snap_ok), and puts the
+// snapshot's address where other threads' C sides read it (hg_tstate's
+// snap). Only the thread's own calls write them.
+func (r *cRecord) KnowSnapshot(snap *shadow.VC) {
 	if r != nil {
+		publishSnapshot(int32(r.tid), snap)
 		var v C.uint8_t
-		if ok {
+		if snap != nil {
 			v = 1
 		}
 		r.snap_ok = v

@@ -92,14 +92,6 @@ static void hg_lockview_step(struct hg_thread *t, uint64_t m, uint32_t op)
 		t->locks_known = 0;
 }
 
-static int hg_held_find(struct hg_thread *t, uint64_t m)
-{
-	for (int i = 0; i < t->nheld_tab; i++)
-		if (t->held_m[i] == m)
-			return i;
-	return -1;
-}
-
 void hg_lockview_lock(struct hg_thread *t, uint64_t m, int read)
 {
 	t->nheld++;

@@ -122,7 +122,8 @@ struct hg_wslot {
 	uint64_t seq, cmade;
 	uint64_t mutex[8];
 	uint32_t used[8];
-	uint32_t puts, pad[3];
+	uint32_t puts, pad;
+	uint64_t refs; /* the slot's segRefs in the Go heap: way i's clock snapshot (a shadow.VC) at refs + 8 i */
 };
 _Static_assert(sizeof(struct hg_wslot) == 256, "segSlotMem");
 
@@ -148,6 +149,17 @@ HG_INLINE static inline int hg_seq_take(uint64_t *seq, uint64_t *q)
 HG_INLINE static inline int hg_clock_room(uint64_t epoch)
 {
 	return (epoch & HG_CELL_CLOCK) < HG_CELL_CLOCK / 2;
+}
+
+/* hg_held_find is m's entry in the lock view's table of t's held mutexes
+ * (lockview.c), -1 when the table does not hold it: an entry is a mutex
+ * t holds (a count of at least 1). */
+HG_INLINE static inline int hg_held_find(const struct hg_thread *t, uint64_t m)
+{
+	for (int i = 0; i < t->nheld_tab; i++)
+		if (t->held_m[i] == m)
+			return i;
+	return -1;
 }
 
 /* regionpub.c: t's next segment begins on the C side, as the Go side's

@@ -234,7 +234,7 @@ func (r *recMsg) KnowOverflow(detect.HandoffTable, uint64) {}
 // C (runtime/regionpub.c).
 func (r *recMsg) KnowJoin(uint64) {}
 
-func (r *recMsg) KnowSnapshot(bool) {}
+func (r *recMsg) KnowSnapshot(*shadow.VC) {}
 
 func (r *recMsg) WantsSnapshot() bool { return false }
 

@@ -176,7 +176,7 @@ func (t *thread) snapshot() *shadow.VC {
 		// a snapshot in every one
 		t.snapAgain = false
 		t.snapPub.Store(t.snap)
-		t.rec.KnowSnapshot(true)
+		t.rec.KnowSnapshot(t.snap)
 		t.snapKnown = true
 	}
 	return t.snap
@@ -200,7 +200,7 @@ func (t *thread) dropSnapshot() {
 	if t.snapKnown && t.rec != nil {
 		t.materialize()
 		t.snapKnown, t.snapAgain = false, true
-		t.rec.KnowSnapshot(false)
+		t.rec.KnowSnapshot(nil)
 	}
 	t.snap = nil
 }

@@ -7,6 +7,7 @@ import (
 
 	"hgrewrite/abi"
 	"hgrewrite/runtime/hgopts"
+	"hgrewrite/shadow"
 )
 
 // This file is the test bench: a fake Host that keeps what the detector
@@ -118,7 +119,7 @@ func (r *fakeRegion) KnowJoin(clock uint64) {}
 
 func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
-func (r *fakeRegion) KnowSnapshot(ok bool) { r.snapOK = ok }
+func (r *fakeRegion) KnowSnapshot(snap *shadow.VC) { r.snapOK = snap != nil }
 
 func (r *fakeRegion) KnowAcquired(obj, stamp, exact uint64) {
 	if r.acquired == nil {

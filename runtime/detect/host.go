@@ -114,10 +114,13 @@ type Region interface {
 	// it follows them across the same operation next time, before the
 	// Go side has processed it (runtime/lockview.c).
 	NoteLockStep(before, after uint64, step LockStep)
-	// KnowSnapshot tells the thread's fast path whether the thread has a
-	// clock snapshot (thread.snapshot) under which it may publish a
-	// lock-protected region itself (runtime/regionpub.c).
-	KnowSnapshot(ok bool)
+	// KnowSnapshot tells the thread's fast path the clock snapshot
+	// (thread.snapshot) under which it may publish a lock-protected
+	// region itself (runtime/regionpub.c), nil for none. The snapshot,
+	// which the thread's snapPub keeps, is what the ways the fast path
+	// writes stand for: other threads' fast paths read it there to join
+	// such a way (runtime/fastpath.c, hg_handoff_join).
+	KnowSnapshot(snap *shadow.VC)
 	// WantsSnapshot reports whether the fast path would have published
 	// a region had the thread had a snapshot it knew of, since the last
 	// call: a snapshot the fast path is not told of costs nothing on the

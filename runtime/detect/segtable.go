@@ -84,7 +84,11 @@ type slotMeta struct {
 	// last, in puts (evict takes the oldest). Under the lock.
 	used [segWays]uint32
 	puts uint32
-	_    [3]uint32
+	_    uint32
+	// refs is the address of the slot's segRefs (segSlot.refs, which
+	// keeps them), where the C side reads a way's clock snapshot to join
+	// it (runtime/fastpath.c, hg_handoff_join); 0 until made.
+	refs atomic.Uintptr
 }
 
 // segSlotMem is a slot as it is laid out for the C side (struct
@@ -148,7 +152,20 @@ type segRefs struct {
 	more atomic.Pointer[[segWays]atomic.Pointer[segMore]]
 }
 
-// segRef is a way's clock snapshot, written under the slot's lock.
+// madeRefs is the slot's segRefs, made by the first caller (who holds
+// the slot's lock) and published to the C side too (slotMeta.refs).
+func (s *segSlot) madeRefs() *segRefs {
+	refs := s.refs.Load()
+	if refs == nil {
+		refs = new(segRefs)
+		s.refs.Store(refs)
+		s.meta.refs.Store(uintptr(unsafe.Pointer(refs)))
+	}
+	return refs
+}
+
+// segRef is a way's clock snapshot, written under the slot's lock. The
+// C side reads way i's at the slot's refs + 8 i (slotMeta.refs).
 type segRef struct {
 	vc atomic.Pointer[shadow.VC]
 }
@@ -279,10 +296,7 @@ func (st *segTable) materialize(w uint32, tid uint16, vc *shadow.VC) {
 	if c&(1<<i) == 0 || shadow.Epoch(s.ways[i].epoch.Load()).TID() != tid {
 		return
 	}
-	if s.refs.Load() == nil {
-		s.refs.Store(new(segRefs))
-	}
-	refs := s.refs.Load()
+	refs := s.madeRefs()
 	refs.ways[i].vc.Store(vc)
 	if more := refs.more.Load(); more != nil {
 		more[i].Store(nil)
@@ -436,9 +450,7 @@ func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 	s := st.slot(key)
 	s.meta.seq.lock()
 	defer s.meta.seq.unlock()
-	if s.refs.Load() == nil {
-		s.refs.Store(new(segRefs))
-	}
+	s.madeRefs()
 	victim := -1
 	for i := range s.ways {
 		w := &s.ways[i]
