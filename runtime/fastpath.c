@@ -989,12 +989,12 @@ HG_INLINE static inline int hg_clock_ready(struct hg_thread *t, struct hg_join *
 }
 
 /* hg_join_ready: thread t may take another clock into its own in C
- * (hg_exchange_c, hg_acquire_c), j set up for it (hg_clock_ready). A
- * join is the Go side's to make while the thread has hand-off ways
- * written under its snapshot (before a join the Go side gives them the
- * snapshot: thread.dropSnapshot), or when the buffer has no room for the
- * events of a join and its tick: no call into Go may be made while a
- * slot is held. */
+ * (hg_exchange_c, hg_acquire_c, hg_handoff_join), j set up for it
+ * (hg_clock_ready). A join is the Go side's to make while the thread has
+ * hand-off ways written under its snapshot (before a join the Go side
+ * gives them the snapshot: thread.dropSnapshot), or when the buffer has
+ * no room for the events of a join and its tick: no call into Go may be
+ * made while a slot is held. */
 HG_INLINE static inline int hg_join_ready(struct hg_thread *t, struct hg_join *j)
 {
 	return !t->ncmade && t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);

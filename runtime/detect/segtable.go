@@ -111,9 +111,7 @@ func (q *seqWord) lock() {
 		if s := q.Load(); s&1 == 0 && q.CompareAndSwap(s, s+1) {
 			return
 		}
-		if spins%64 == 63 {
-			yieldCPU()
-		}
+		backOff(spins)
 	}
 }
 
@@ -125,24 +123,41 @@ func (q *seqWord) stable() uint64 {
 		if s := q.Load(); s&1 == 0 {
 			return s
 		}
-		if spins%64 == 63 {
-			yieldCPU()
-		}
+		backOff(spins)
 	}
 }
 
-// yieldCPU gives the processor to another thread of the system while a
-// way's writer finishes (perhaps a thread of the program, descheduled
-// in the C side's few stores). It is a raw system call, which leaves the
-// Go scheduler alone. runtime.Gosched, called from a callback on a
-// thread the program made, hands the P from M to M (the goroutine is
-// locked to its thread). With it, a program of 2,000 short-lived
-// threads in waves hung twice in about 2,000 runs (most with
-// HG_OPTIONS=stats=1, two copies at once): a collection waited to stop
-// the world, and the callbacks' Ms were parked in that hand-off. With
-// this call it did not hang in 800 runs. That Gosched caused the hang is
-// likely, not proven.
-func yieldCPU() { unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0) }
+// backOff is the spins-th round of a wait for a seqWord's writer. Most
+// writers finish within a few rounds; a writer on a thread of the
+// program that the system descheduled (in the C side's few stores)
+// needs the processor: every 64 rounds the waiter gives it up with a
+// raw sched_yield, which leaves the Go scheduler alone.
+//
+// A writer on the Go side needs a P to finish, and the Go scheduler can
+// preempt it while it holds the word; a waiter that only yields the
+// processor keeps its P. Once (bench/locks.c, 2026-11-27, one run in
+// some hundreds) a program's two threads were found at 100% for 11
+// minutes: one spinning here on a reader-log way, the other preempted
+// in Go and parked for a P, the collector's mark worker on the second
+// P waiting to suspend the spinner. Why the spinner was never preempted
+// is not established. Past about a millisecond of yields, the waiter
+// now sleeps in an ordinary system call, where the scheduler's monitor
+// hands its P to waiting work and the collector can suspend it.
+//
+// runtime.Gosched, made in every round at first, hands the P from M to
+// M (the goroutine is locked to its thread); a program of 2,000
+// short-lived threads in waves hung twice in about 2,000 runs with it,
+// a collection waiting to stop the world while callbacks' Ms were
+// parked for a P (perhaps the same livelock).
+func backOff(spins int) {
+	switch {
+	case spins%64 != 63:
+	case spins < 64<<10:
+		unix.RawSyscall(unix.SYS_SCHED_YIELD, 0, 0, 0)
+	default:
+		unix.Nanosleep(&unix.Timespec{Nsec: 100_000}, nil)
+	}
+}
 
 // segRefs is a slot's segments but for their epochs and first mutexes:
 // the fields of few segments' more are kept apart, made for the slot by
