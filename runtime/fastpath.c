@@ -1205,7 +1205,9 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t key)
 	uint64_t self = (uint64_t)t->tid;
 	for (int w = 0; w < 8; w++) {
 		uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-		if ((q & 1) || __atomic_load_n(&s->way[w][0], __ATOMIC_ACQUIRE) != key)
+		if (q & 1)
+			return 0; /* being written: the Go side's look-up waits for it */
+		if (__atomic_load_n(&s->way[w][0], __ATOMIC_ACQUIRE) != key)
 			continue;
 		uint64_t e = __atomic_load_n(&s->way[w][1], __ATOMIC_ACQUIRE), u = e >> 48, clock = e & HG_WAY_CLOCK;
 		if (u == self || (u < j.hw && j.row[u] >= clock))
