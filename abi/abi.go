@@ -192,6 +192,12 @@ const (
 	// Go side's clock follows (one event per component raised, before
 	// the acquire's tick event).
 	ClockRaise = 4
+	// TicksShift: the bits of an AcquireKnown or ReleaseKnown event's
+	// len from here on count the segments more that the C side began
+	// right after it, with no other event in between (the ticks of a
+	// run of atomic instructions, merged: runtime/fastpath.c,
+	// hg_tick_event). The Go side ticks once more for each.
+	TicksShift = 32
 )
 
 // SyncSmall is how many components of an object's clock the object's

@@ -100,6 +100,7 @@ func defines() [][]define {
 		num("HG_ACQUIRE_KNOWN", abi.AcquireKnown, "the len of an HG_ATOMIC event"),
 		num("HG_RELEASE_KNOWN", abi.ReleaseKnown, ""),
 		num("HG_CLOCK_RAISE", abi.ClockRaise, ""),
+		num("HG_TICKS_SHIFT", abi.TicksShift, ""),
 		num("HG_SYNC_KNOWN", abi.SyncKnown, "entries of a record's acquired objects"),
 		num("HG_SYNC_SMALL", abi.SyncSmall, "components of a release-stamp slot's clock"),
 		num("HG_SYNC_SMALL_VALID", abi.SyncSmallValid, ""),

@@ -877,13 +877,35 @@ HG_SLOW static int hg_acquire_known(struct hg_thread *t, uint64_t addr)
 	       __atomic_load_n(&s->stamp, __ATOMIC_RELAXED) == t->acq[(addr >> 3) % HG_SYNC_KNOWN].stamp;
 }
 
+/* hg_is_tick: e is the event of a segment the C side began
+ * (hg_tick_event), with the count of those merged into it. */
+HG_INLINE static inline int hg_is_tick(const struct hg_event *e)
+{
+	uint64_t kind = e->len & ((1ull << HG_TICKS_SHIFT) - 1);
+	uint32_t flags = HG_INFO_FLAGS(e->info);
+	return (kind == HG_ACQUIRE_KNOWN && flags == (HG_ATOMIC | HG_POST)) || (kind == HG_RELEASE_KNOWN && flags == HG_ATOMIC);
+}
+
 /* hg_tick_event buffers the event of a segment the C side began at an
  * instrumented instruction (HG_ACQUIRE_KNOWN, HG_RELEASE_KNOWN): a full
  * buffer goes to Go first with the program's vector state saved
  * (hg_flush_saving), which hg_event's flush, made for the wrappers'
- * calls, does not keep. */
+ * calls, does not keep. One that follows another such event, with no
+ * event between, is merged into it (counted from HG_TICKS_SHIFT): the
+ * Go side's clock only ticks at each, and a run of atomic instructions
+ * on words whose clocks the thread holds (reference counts, counters)
+ * made an event of each half and a call into Go every 512 instructions.
+ * Not while a signal handler's accesses or acquires wait for the flush,
+ * at the positions of the events they follow. */
 HG_INLINE static inline void hg_tick_event(struct hg_thread *t, uint64_t addr, uint64_t info, uint64_t len)
 {
+	if (t->n > 0 && !t->sig_n && !t->sig_acq) {
+		struct hg_event *last = &t->buf[t->n - 1];
+		if (hg_is_tick(last) && (last->len >> HG_TICKS_SHIFT) < 0xffffffffu) {
+			last->len += 1ull << HG_TICKS_SHIFT;
+			return;
+		}
+	}
 	if (t->n >= HG_EVENTS)
 		hg_flush_saving(t);
 	hg_event(t, addr, info, len, 0);

@@ -79,6 +79,7 @@
 #define HG_ACQUIRE_KNOWN 1
 #define HG_RELEASE_KNOWN 2
 #define HG_CLOCK_RAISE 4
+#define HG_TICKS_SHIFT 32
 /* entries of a record's acquired objects */
 #define HG_SYNC_KNOWN 16
 /* components of a release-stamp slot's clock */

@@ -159,7 +159,9 @@ func (d *Detector) atomicEvent(t *thread, addr, size uint64, flags uint16, arg u
 	if arg == abi.ClockRaise {
 		t.raise(uint16(addr>>48), addr&(1<<48-1)) // a join the C side made (hg_take_in)
 	} else if arg&(abi.AcquireKnown|abi.ReleaseKnown) != 0 {
-		t.vc.Tick(uint16(t.tid)) // the epoch is published already
+		for range 1 + arg>>abi.TicksShift { // the epoch is published already
+			t.vc.Tick(uint16(t.tid))
+		}
 	} else if flags&abi.Post != 0 {
 		d.acquire(t, addr)
 	} else if flags&abi.Spin == 0 { // a locked instruction, not a spin load or a store that may be one's counterpart

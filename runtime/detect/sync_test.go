@@ -283,7 +283,8 @@ func TestHeldLocksCountsHolds(t *testing.T) {
 // thread after the first. An acquire tells the stamp, not exactness. A
 // plain release (a spin variable's counterpart store) tells nothing to a
 // thread that knew nothing. An acquire the C side found to bring
-// nothing new (abi.AcquireKnown) only ticks.
+// nothing new (abi.AcquireKnown) only ticks, once more for each tick
+// merged into its event.
 func TestSyncStamps(t *testing.T) {
 	const w, w2 = 0x40000, 0x40100
 	b := newBench(t, "")
@@ -319,6 +320,12 @@ func TestSyncStamps(t *testing.T) {
 	b.flush(t1, ev(w, abi.Atomic|abi.Post|abi.Write, abi.AcquireKnown))
 	if after := th.vc.Get(uint16(t1)); after != before+1 {
 		t.Fatalf("an acquire of nothing new: clock %d -> %d, want one tick", before, after)
+	}
+	// three more segments the C side began right after, merged into
+	// one event (hg_tick_event)
+	b.flush(t1, ev(w, abi.Atomic, abi.ReleaseKnown|3<<abi.TicksShift))
+	if after := th.vc.Get(uint16(t1)); after != before+5 {
+		t.Fatalf("a release and three merged ticks: clock %d -> %d, want four ticks more", before+1, after)
 	}
 }
 
