@@ -1190,7 +1190,8 @@ HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
  * the clock reaches past j->hw thread ids. */
 HG_INLINE static inline int hg_vc_read(uintptr_t vc, const uint64_t *seq, uint64_t q, struct hg_join *j)
 {
-	if (!vc || __atomic_load_n(seq, __ATOMIC_ACQUIRE) != q)
+	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the caller's reads of the way come before */
+	if (!vc || __atomic_load_n(seq, __ATOMIC_RELAXED) != q)
 		return 0;
 	const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
 	uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
