@@ -978,8 +978,6 @@ HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t
 	return ok;
 }
 
-/* The most thread ids a join in C looks through (hg_join_ready). */
-#define HG_JOIN_TIDS 64
 
 /* What a join in C works with (hg_join_ready): the thread's row of
  * hg_clocks, one more than the highest thread id (hg_tid_hw), the

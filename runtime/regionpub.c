@@ -174,10 +174,71 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	return 1;
 }
 
+/* hg_over_clock reads into over[0..hw) the clock of the published
+ * writes' overflow segment (h) when it stands for any mutex, as a
+ * reader of h's seq: the Go side keeps the segment whose clock h names.
+ * 0 when there is none, it names mutexes, a fold is under way, or the
+ * clock reaches past hw thread ids. */
+static int hg_over_clock(const struct hg_over_head *h, uint64_t *over, uint64_t hw)
+{
+	uint64_t q = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
+	uintptr_t vc = __atomic_load_n(&h->any_clock, __ATOMIC_ACQUIRE);
+	if ((q & 1) || !vc)
+		return 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q)
+		return 0; /* vc may be gone: follow it only once seq says it is the overflow's */
+	const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q || n > hw || (n && !c))
+		return 0;
+	for (uint64_t u = 0; u < hw; u++)
+		over[u] = u < n ? __atomic_load_n(&c[u], __ATOMIC_RELAXED) : 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&h->seq, __ATOMIC_RELAXED) == q;
+}
+
+/* hg_covered_way is a way of the full slot s, which the caller holds,
+ * whose segment the overflow (its clock over, for any mutex) covers:
+ * it happens before the overflow, which stands for it already when the
+ * way is emptied (segTable.evict prefers such a way too; one it does
+ * not cover is folded into the overflow, which is the Go side's). The
+ * way's clock snapshot is read in place (the Go side changes it only
+ * under the slot's lock): the slot's refs for a way the Go side wrote,
+ * its thread's snapshot (hg_tstate's snap) for one the C side wrote. -1
+ * for none. */
+static int hg_covered_way(const struct hg_wslot *s, const uint64_t *over, uint64_t hw)
+{
+	for (int w = 0; w < 8; w++) {
+		uint64_t e = __atomic_load_n(&s->way[w][1], __ATOMIC_RELAXED), u = e >> 48;
+		uintptr_t vc = 0;
+		if (u >= hw || over[u] < (e & HG_WAY_CLOCK))
+			continue;
+		if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
+			vc = __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
+		else if (s->refs)
+			vc = __atomic_load_n((uintptr_t *)(s->refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
+		if (!vc)
+			continue;
+		const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
+		uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED), k = 0;
+		if (n > hw || (n && !c))
+			continue;
+		while (k < n && __atomic_load_n(&c[k], __ATOMIC_RELAXED) <= over[k])
+			k++;
+		if (k == n)
+			return w;
+	}
+	return -1;
+}
+
 /* hg_write_publish makes the epoch e, under mutex m, key's entry in the
  * published writes (segTable.put): the way that holds key, else a free
- * one, taken under the slot's lock. It fails when the slot is full (an
- * eviction is the Go side's) or its lock is taken. */
+ * one, else one the overflow covers (hg_covered_way), taken under the
+ * slot's lock. It fails when the slot is full of ways the overflow does
+ * not cover (an eviction that folds is the Go side's) or its lock is
+ * taken. */
 static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, uint64_t e, uint64_t m)
 {
 	uint64_t i = hg_hash(key >> 2, hg_handoff_bits[0]);
@@ -200,6 +261,11 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	int same = v >= 0;
 	if (!same)
 		v = free;
+	if (v < 0) {
+		uint64_t over[HG_JOIN_TIDS], hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE);
+		if (hw <= HG_JOIN_TIDS && hg_over_clock((const struct hg_over_head *)base, over, hw))
+			v = hg_covered_way(s, over, hw);
+	}
 	if (v < 0) {
 		__atomic_store_n(&s->seq, seq + 2, __ATOMIC_RELEASE);
 		return 0;

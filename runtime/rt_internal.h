@@ -100,6 +100,19 @@ HG_INTERNAL void hg_trace_mark_epoch(uint64_t e);
 extern uintptr_t hg_handoff_keys[3] HG_INTERNAL;
 extern uint32_t hg_handoff_bits[3] HG_INTERNAL;
 
+/* The most thread ids a join in C looks through (fastpath.c,
+ * hg_join_ready), and a clock the C side reads whole. */
+#define HG_JOIN_TIDS 64
+
+/* The first bytes of a hand-off table's memory (runtime/detect,
+ * overHead): the overflow segment's id (0 while none), and the address
+ * of its clock (a shadow.VC: its components' address and count in its
+ * first two words) when it stands for any mutex, else 0, both written
+ * under seq (odd while they change). */
+struct hg_over_head {
+	uint64_t id, any_clock, seq;
+};
+
 /* One way of the reader log (runtime/detect/readlog.go, rlWay): the
  * granules a thread's regions read under a mutex, and the epoch of the
  * latest. seq is odd while a writer has the way: the Go side, or the C

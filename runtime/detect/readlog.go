@@ -105,7 +105,7 @@ func (r *readLog) init() {
 	r.alloc.Do(func() {
 		n := (1 << r.bits) * rlWays
 		var base uintptr
-		r.over.id, r.ways, base = handoffMemory[rlWay](n)
+		r.over.head, r.ways, base = handoffMemory[rlWay](n)
 		r.refs = make([]rlRef, n)
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)

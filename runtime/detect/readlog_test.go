@@ -113,8 +113,8 @@ func TestReadLogEvictsIntoOverflow(t *testing.T) {
 	if over == nil || !over.covers(first) {
 		t.Fatalf("the overflow %v does not stand for the evicted reader", over)
 	}
-	if r.over.id.Load() != over.more.id {
-		t.Fatalf("the overflow's id for the C side is %d, want %d", r.over.id.Load(), over.more.id)
+	if r.over.head.id.Load() != over.more.id {
+		t.Fatalf("the overflow's id for the C side is %d, want %d", r.over.head.id.Load(), over.more.id)
 	}
 }
 

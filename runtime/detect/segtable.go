@@ -342,32 +342,48 @@ func (st *segTable) slot(key uint64) *segSlot {
 }
 
 // handoffMemory is the memory of a hand-off table's n ways (segWay for
-// the published writes, rlWay for the reader log) and the id of its
-// overflow segment (0 while none), laid out for the C fast path: the id
-// in the first 8 of 64 bytes, then the ways. It is mapped outside the Go
-// heap (no Go pointers in it), or made in the heap when it cannot be
-// (base 0: the fast path is then told HandoffInHeap).
-func handoffMemory[W any](n int) (overID *atomic.Uint64, ways []W, base uintptr) {
+// the published writes, rlWay for the reader log) and what the C side
+// reads of its overflow segment (overHead), laid out for the C fast
+// path: the head in the first of 64 bytes, then the ways. It is mapped
+// outside the Go heap (no Go pointer types in it: the collector does not
+// scan it), or made in the heap when it cannot be (base 0: the fast path
+// is then told HandoffInHeap).
+func handoffMemory[W any](n int) (head *overHead, ways []W, base uintptr) {
 	const header = 64
 	var w W
 	size := header + n*int(unsafe.Sizeof(w))
 	mem, err := unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
 	if err != nil {
-		return new(atomic.Uint64), make([]W, n), 0
+		return new(overHead), make([]W, n), 0
 	}
 	p := unsafe.Pointer(unsafe.SliceData(mem))
-	return (*atomic.Uint64)(p), unsafe.Slice((*W)(unsafe.Add(p, header)), n), uintptr(p)
+	return (*overHead)(p), unsafe.Slice((*W)(unsafe.Add(p, header)), n), uintptr(p)
+}
+
+// overHead is where the C side reads a hand-off table's overflow
+// segment (the table's first bytes: struct hg_over_head): its id, and
+// the address of its clock (a shadow.VC, which the overflow keeps) when
+// it stands for any mutex, else 0, written together under seq (odd
+// while they change: a reader that reads seq even, the clock, and seq
+// again read the clock of the segment that id names). The C side
+// evicts a way that such an overflow covers already, as evict does
+// (runtime/regionpub.c, hg_write_publish).
+type overHead struct {
+	id       atomic.Uint64
+	anyClock atomic.Uintptr
+	seq      atomic.Uint64
 }
 
 // overflow is a hand-off table's evicted entries folded into one segment
 // (nil while none was), for every variable of the table: one pointer that a
 // thread checks once per change (thread.overKnown), where one per slot
 // would cost a cache miss per look-up. id is the segment's id where the C
-// fast path reads it (handoffMemory).
+// fast path reads it (handoffMemory, with the clock of one that stands
+// for any mutex).
 type overflow struct {
-	seg atomic.Pointer[wrSeg]
-	id  *atomic.Uint64
-	mu  sync.Mutex
+	seg  atomic.Pointer[wrSeg]
+	head *overHead
+	mu   sync.Mutex
 }
 
 func (o *overflow) Load() *wrSeg { return o.seg.Load() }
@@ -376,8 +392,15 @@ func (o *overflow) Load() *wrSeg { return o.seg.Load() }
 func (o *overflow) fold(seg *wrSeg) {
 	o.mu.Lock()
 	over := folded(o.seg.Load(), seg)
+	o.head.seq.Add(1)
 	o.seg.Store(over)
-	o.id.Store(over.more.id)
+	var clock uintptr
+	if over.anyMutex() {
+		clock = uintptr(unsafe.Pointer(over.vc)) // o.seg keeps it
+	}
+	o.head.anyClock.Store(clock)
+	o.head.id.Store(over.more.id)
+	o.head.seq.Add(1)
 	o.mu.Unlock()
 }
 
@@ -452,11 +475,11 @@ func (st *segTable) find(key uint64) (seg wrSeg, ok bool) {
 func (st *segTable) put(key uint64, seg *wrSeg, chain bool) {
 	st.alloc.Do(func() {
 		slots := make([]segSlot, 1<<st.bits)
-		overID, mem, base := handoffMemory[segSlotMem](len(slots))
+		head, mem, base := handoffMemory[segSlotMem](len(slots))
 		for i := range slots {
 			slots[i].ways, slots[i].meta = &mem[i].ways, &mem[i].meta
 		}
-		st.over.id = overID
+		st.over.head = head
 		st.slots.Store(&slots)
 		if st.published != nil {
 			st.published(cmp.Or(base, HandoffInHeap))
