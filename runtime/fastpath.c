@@ -235,6 +235,49 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
 	__atomic_store_n(moving, outer, __ATOMIC_RELEASE);
 }
 
+/* hg_forgets: an access of thread tid to the bytes m (in place in word
+ * 0) of a cell it owns in its current segment, which changes nothing
+ * else, would be forgotten: it covers part of the granule only, and no
+ * access of the thread in the history (words 2 and 3) covers its bytes.
+ * Two variables written by one store and then used one by each of two
+ * threads are one location: the consumer's read of the second, after a
+ * take-over that its read of the first made, left the producer's later
+ * write of it no partner (runtime/detect, remembered). An access of the
+ * whole granule is left as it is: a stencil's every access would pay. */
+HG_SLOW static int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t m);
+
+HG_INLINE static inline int hg_forgets(const uint64_t *cell, uint64_t tid, uint64_t m)
+{
+	/* out of line: the common accesses (of whole words) keep a short
+	 * path, which the batch loop inlines */
+	return __builtin_expect((m & SH_TOUCHED_MASK) != SH_TOUCHED_MASK, 0) && hg_forgets_part(cell, tid, m);
+}
+
+HG_SLOW static int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t m)
+{
+	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & SH_GRANULE_BYTES, have = 0;
+	uint64_t c2 = __atomic_load_n(&cell[2], __ATOMIC_RELAXED), c3 = __atomic_load_n(&cell[3], __ATOMIC_RELAXED);
+	if (c2 && hg_access_tid(c2) == tid)
+		have = hg_access_bytes(c2);
+	if (c3 && hg_access_tid(c3) == tid)
+		have |= hg_access_bytes(c3);
+	return (bytes & ~have) != 0;
+}
+
+/* hg_remember puts such an access (hg_forgets) into the history of the
+ * cell, word 0 v, as a move would (hg_history, in the same segment),
+ * bracketed as one (hg_move_begin): word 0 does not change, so a Go-side
+ * step of another thread that read it before the bracket may write the
+ * history at the same moment, and one of the two accesses is then not
+ * remembered (see docs/detector.md, "Known gaps"). */
+HG_SLOW static void hg_remember(struct hg_thread *t, uint64_t *cell, uint64_t v, uint64_t m, uint64_t info, uint32_t locks)
+{
+	uint64_t outer = hg_move_begin(hg_moving(t), cell);
+	if (__atomic_load_n(cell, __ATOMIC_RELAXED) == v)
+		hg_history(cell, info, (v >> SH_TID_SHIFT) & HG_CELL_TID_MASK, m, locks, v & ~SH_TOUCHED_MASK, 1);
+	hg_move_end(hg_moving(t), outer);
+}
+
 /* hg_own_next is word 0 of a cell of the thread's (word 0 v) after an
  * access of the bytes m that moves it to the thread's segment epoch
  * (hg_granule, hg_own_move): Exclusive-Write for a write or a cell that
@@ -581,8 +624,14 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 	uint64_t v = __atomic_load_n(cell, __ATOMIC_RELAXED);
 	uint64_t w1 = __atomic_load_n(&cell[1], __ATOMIC_RELAXED);
 	uint32_t owner = (uint32_t)w1; /* E_d, or C_d in the shared states */
-	if (v == (w | m) || v == (w | SH_TOUCHED_MASK))
-		return owner == locks || owner == 0; /* the common case: nothing changes */
+	if (v == (w | m) || v == (w | SH_TOUCHED_MASK)) {
+		/* the common case: nothing changes */
+		if (owner != locks && owner != 0)
+			return 0;
+		if (tm == m && hg_forgets(cell, epoch >> SH_TID_SHIFT, m))
+			hg_remember(t, cell, v, m, info, locks);
+		return 1;
+	}
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
 		return hg_other_cell(t, cell, v, w1, epoch, m, tm, write, info, locks, addr, size);
@@ -610,8 +659,11 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 	 * compare-and-swap fails then; made inside the move, it also has the
 	 * split wait for the move's end before it reads word 1. */
 	uint64_t next = hg_own_next(v, epoch, m, write);
-	if (next == v && e == owner)
+	if (next == v && e == owner) {
+		if (tm == m && hg_forgets(cell, epoch >> SH_TID_SHIFT, m))
+			hg_remember(t, cell, v, m, info, locks);
 		return 1;
+	}
 	uint64_t outer = hg_move_begin(hg_moving(t), cell);
 	int moved = __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
 		    (e == owner || hg_owner_locks(cell, w1, e));
@@ -1482,8 +1534,11 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
 				return 1;
 			return HG_CHANGES;
 		}
-		if (left <= SH_GRANULE)
-			return 1;
+		if (left <= SH_GRANULE) /* a part of the granule only: hg_granule remembers it if need be */
+			return __builtin_expect(size < SH_GRANULE, 0) &&
+				       hg_forgets_part(c, epoch >> SH_TID_SHIFT, m << SH_TOUCHED_SHIFT)
+				   ? HG_CHANGES
+				   : 1;
 		left -= SH_GRANULE;
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
@@ -1499,7 +1554,8 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
  * do nothing else but count the access. It returns 1 then, and after
  * moving a one-granule access's own cell to the current segment
  * (hg_own_move); HG_CHANGES when the access is such an access but a cell
- * changes otherwise, else 0. */
+ * changes otherwise, or its history must learn of it (hg_forgets), else
+ * 0. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)

@@ -290,7 +290,8 @@ func (d *Detector) unchanged(t *thread, c *[shadow.CellWords]uint64, a msm.Acces
 		return false
 	}
 	if cur.State == msm.ExclWrite && cur.TS == a.TS && !a.Write {
-		return msm.Meet(t.env, cur.Locks, a.Locks) == cur.Locks // see step
+		// see stepFrom
+		return msm.Meet(t.env, cur.Locks, a.Locks) == cur.Locks && remembered(c[2], c[3], uint16(t.tid), mask)
 	}
 	if !msm.HasThreadset(cur.State) {
 		// Exclusive to another thread (the C fast path takes this
@@ -396,7 +397,7 @@ func (d *Detector) stepFrom(t *thread, c *[shadow.CellWords]uint64, w0 uint64, a
 		// otherwise). The C fast path records both (hg_history).
 		locks := msm.Meet(t.env, cur.Locks, a.Locks)
 		latest, other, moved := c[2], c[3], false
-		if locks != cur.Locks || bytes&^shadow.AccessBytes(latest) != 0 {
+		if locks != cur.Locks || !remembered(latest, other, uint16(t.tid), bytes) {
 			cur.Locks = locks
 			latest, other, moved = remember(latest, other, prevWord, true)
 			cur.Threads = msm.ThreadsetID(pastClock(cur, other, moved))
@@ -688,6 +689,31 @@ func remember(latest, other, p uint64, sameSegment bool) (newLatest, newOther ui
 		return p, other, false
 	}
 	return p, latest, true
+}
+
+// remembered reports whether the history (latest, other) holds accesses
+// of thread tid to every byte of bytes, or the access covers the whole
+// granule: an access of tid's that changes nothing else in its segment
+// is left out of the history then, and remembered otherwise. Two
+// variables written by one store and then used one by each of two
+// threads are one location, and the consumer's read of the second after
+// a take-over that its read of the first made (Exclusive-Read in its
+// segment, every byte touched) left the producer's later write of it no
+// partner. An access of the whole granule is left out as before: the C
+// fast path checks only partial ones (runtime/fastpath.c, hg_forgets),
+// where a stencil's every access would pay.
+func remembered(latest, other uint64, tid uint16, bytes uint64) bool {
+	const whole = 1<<shadow.GranuleSize - 1
+	if bytes&whole == whole {
+		return true
+	}
+	var have uint64
+	for _, h := range [2]uint64{latest, other} {
+		if h != 0 && accessTID(h) == tid {
+			have |= shadow.AccessBytes(h)
+		}
+	}
+	return bytes&^have == 0
 }
 
 // keepOwn says whether the owner's earlier access latest stays in the

@@ -455,3 +455,21 @@ func TestRacingBufferWaitsOnce(t *testing.T) {
 		"  Read of size 8 at 0x10000 by thread T2:\n    #0 0x2002 (program+0x2002)\n",
 		"  Previous write of size 8 by thread T1:\n    #0 0x1001 (program+0x1001)\n")
 }
+
+// Two ints written by one store and then used one by each thread: the
+// producer (T0) fills both, then creates the consumer, which writes the
+// first (a take-over of the granule) and reads the second in the same
+// segment; the producer's later write of the second races with that read
+// (remembered). Before, the read changed nothing (Exclusive-Write in the
+// consumer's segment, every byte touched) and stayed out of the history,
+// whose accesses were the consumer's write of the first int and the
+// producer's own store: the race had no partner, in every schedule.
+func TestOtherFieldReadAfterTakeOver(t *testing.T) {
+	b := newBench(t, "")
+	b.flush(0, wr(x, 8, 0x100))
+	c := b.create(0, 0x500)
+	b.flush(c, wr(x, 4, 0x1001), rd(x+4, 4, 0x1002))
+	b.flush(0, wr(x+4, 4, 0x101))
+	races, out := b.finish()
+	wantReports(t, races, out, 1, "  Write of size 4 at 0x10004 by thread T0:\n", "  Previous read of size 4 by thread T1:\n")
+}
