@@ -487,8 +487,6 @@ HG_INLINE static inline int hg_readers_news(struct hg_thread *t, uint64_t addr, 
 	return 0;
 }
 
-HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t key);
-
 /* hg_handoff_quiet: an access inside a lock-protected region for which
  * the Go side's hand-off look-ups (runtime/detect/handoff.go: a read in
  * the published writes by its address, a write in the reader log of the
@@ -502,10 +500,8 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 		return 0;
 	uint64_t self = (uint64_t)t->tid;
 	known += self * HG_MAX_THREADS;
-	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known)) {
-		hg_handoff_join(t, addr + 1); /* the access goes to the Go side still */
+	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known))
 		return 0;
-	}
 	if ((flags & HG_WRITE) && hg_readers_news(t, addr, size, self, known))
 		return 0;
 	return 1;
@@ -1061,12 +1057,12 @@ HG_INLINE static inline int hg_clock_ready(struct hg_thread *t, struct hg_join *
 }
 
 /* hg_join_ready: thread t may take another clock into its own in C
- * (hg_exchange_c, hg_acquire_c, hg_handoff_join), j set up for it
- * (hg_clock_ready). A join is the Go side's to make while the thread has
- * hand-off ways written under its snapshot (before a join the Go side
- * gives them the snapshot: thread.dropSnapshot), or when the buffer has
- * no room for the events of a join and its tick: no call into Go may be
- * made while a slot is held. */
+ * (hg_exchange_c, hg_acquire_c), j set up for it (hg_clock_ready). A
+ * join is the Go side's to make while the thread has hand-off ways
+ * written under its snapshot (before a join the Go side gives them the
+ * snapshot: thread.dropSnapshot), or when the buffer has no room for the
+ * events of a join and its tick: no call into Go may be made while a
+ * slot is held. */
 HG_INLINE static inline int hg_join_ready(struct hg_thread *t, struct hg_join *j)
 {
 	return !t->ncmade && t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);
@@ -1229,85 +1225,6 @@ HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
 	hg_begin_segment(t); /* checked by hg_join_ready */
 	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
 	return 1;
-}
-
-/* hg_vc_read reads into j->obj the components of the clock snapshot at
- * vc (a shadow.VC in the Go heap: its components' address and count in
- * its first two words) for a reader of the sequence word seq that read q
- * and found vc there: each pointer is followed only after seq shows it
- * still the way's, which the Go side keeps alive (a freed object's
- * memory stays mapped; its words may be anything). 0 when seq moved, or
- * the clock reaches past j->hw thread ids. */
-HG_INLINE static inline int hg_vc_read(uintptr_t vc, const uint64_t *seq, uint64_t q, struct hg_join *j)
-{
-	__atomic_thread_fence(__ATOMIC_ACQUIRE); /* the caller's reads of the way come before */
-	if (!vc || __atomic_load_n(seq, __ATOMIC_RELAXED) != q)
-		return 0;
-	const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
-	uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != q || n > j->hw || (n && !c))
-		return 0;
-	for (uint64_t u = 0; u < j->hw; u++)
-		j->obj[u] = u < n ? __atomic_load_n(&c[u], __ATOMIC_RELAXED) : 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(seq, __ATOMIC_RELAXED) == q;
-}
-
-/* hg_handoff_join makes in C the join that the Go side's look-up of a
- * read inside a region makes (runtime/detect, handoffRead): the first way
- * of the published writes under key whose segment the thread does not
- * know, when the thread holds the way's first mutex (seg.heldBy holds
- * then, whatever the others), is joined (hg_take_in: its clock snapshot,
- * and its epoch's component) and the thread's next segment begins
- * (HG_ACQUIRE_KNOWN), as joinSeg and tick. The snapshot is in the Go
- * heap: the slot's refs hold it for a way the Go side wrote, the epoch's
- * thread's published snapshot (hg_tstate's snap) for one the C side
- * wrote (cmade). The access itself still goes to the Go side (its
- * caller's epoch is the one before the join); the region's later
- * accesses find the segment known and stay in C. 0: nothing was joined,
- * the Go side decides as before. */
-HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t key)
-{
-	struct hg_join j;
-	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
-	if (!hg_opts.handoff || !base || base == HG_HANDOFF_IN_HEAP || !hg_join_ready(t, &j) ||
-	    t->n + j.hw + 2 > HG_EVENTS)
-		return 0;
-	struct hg_wslot *s = (struct hg_wslot *)(base + 64) + hg_hash(key >> 2, hg_handoff_bits[0]);
-	uint64_t self = (uint64_t)t->tid;
-	for (int w = 0; w < 8; w++) {
-		uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
-		if (q & 1)
-			return 0; /* being written: the Go side's look-up waits for it */
-		if (__atomic_load_n(&s->way[w][0], __ATOMIC_ACQUIRE) != key)
-			continue;
-		uint64_t e = __atomic_load_n(&s->way[w][1], __ATOMIC_ACQUIRE), u = e >> 48, clock = e & HG_WAY_CLOCK;
-		if (u == self || (u < j.hw && j.row[u] >= clock))
-			continue;
-		/* the first entry the thread does not know, which the Go
-		 * side's look-up takes too */
-		uint64_t m = __atomic_load_n(&s->mutex[w], __ATOMIC_RELAXED);
-		uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_ACQUIRE), vc;
-		if (u >= j.hw || !m || hg_held_find(t, m) < 0)
-			return 0;
-		if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
-			vc = __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
-		else if (refs) /* made once, never freed */
-			vc = __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
-		else
-			return 0;
-		if (__atomic_load_n(&s->way[w][0], __ATOMIC_RELAXED) != key ||
-		    __atomic_load_n(&s->way[w][1], __ATOMIC_RELAXED) != e || !hg_vc_read(vc, &s->seq, q, &j))
-			return 0;
-		if (j.obj[u] < clock)
-			j.obj[u] = clock;
-		hg_take_in(t, &j);
-		hg_begin_segment(t); /* checked by hg_join_ready */
-		hg_tick_event(t, key - 1, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
-		return 1;
-	}
-	return 0;
 }
 
 /* hg_spin handles the accesses of spinning-read loops: the condition load

@@ -313,9 +313,9 @@ struct hg_tstate {
 	 * publish regions under it (runtime/detect, thread.snapPub; 0: none),
 	 * written by the thread's Go side (cRecord.KnowSnapshot): a hand-off
 	 * way the C side wrote for the thread stands for it, and another
-	 * thread joins such a way from here (fastpath.c, hg_handoff_join).
-	 * A shadow.VC: its components' address and count, in its first two
-	 * words. */
+	 * thread reads such a way's clock from here (regionpub.c,
+	 * hg_covered_way). A shadow.VC: its components' address and count,
+	 * in its first two words. */
 	uint64_t snap;
 	uint64_t pad[4];
 };

@@ -119,8 +119,9 @@ type Region interface {
 	// (thread.snapshot) under which it may publish a lock-protected
 	// region itself (runtime/regionpub.c), nil for none. The snapshot,
 	// which the thread's snapPub keeps, is what the ways the fast path
-	// writes stand for: other threads' fast paths read it there to join
-	// such a way (runtime/fastpath.c, hg_handoff_join).
+	// writes stand for: other threads' fast paths read it there to see
+	// whether the overflow covers such a way (runtime/regionpub.c,
+	// hg_covered_way).
 	KnowSnapshot(snap *shadow.VC)
 	// WantsSnapshot reports whether the fast path would have published
 	// a region had the thread had a snapshot it knew of, since the last

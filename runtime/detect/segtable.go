@@ -86,8 +86,9 @@ type slotMeta struct {
 	puts uint32
 	_    uint32
 	// refs is the address of the slot's segRefs (segSlot.refs, which
-	// keeps them), where the C side reads a way's clock snapshot to join
-	// it (runtime/fastpath.c, hg_handoff_join); 0 until made.
+	// keeps them), where the C side reads a way's clock snapshot to see
+	// whether the overflow covers it (runtime/regionpub.c,
+	// hg_covered_way); 0 until made.
 	refs atomic.Uintptr
 }
 
