@@ -1026,7 +1026,6 @@ HG_SLOW static int hg_release_known(struct hg_thread *t, uint64_t addr, uint64_t
 	return ok;
 }
 
-
 /* What a join in C works with (hg_join_ready): the thread's row of
  * hg_clocks, one more than the highest thread id (hg_tid_hw), the
  * thread's own clock, and the object's clock, by thread id. */
