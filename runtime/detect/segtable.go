@@ -378,9 +378,9 @@ type overHead struct {
 // overflow is a hand-off table's evicted entries folded into one segment
 // (nil while none was), for every variable of the table: one pointer that a
 // thread checks once per change (thread.overKnown), where one per slot
-// would cost a cache miss per look-up. id is the segment's id where the C
-// fast path reads it (handoffMemory, with the clock of one that stands
-// for any mutex).
+// would cost a cache miss per look-up. head is what the C fast path
+// reads of the segment (handoffMemory): its id, and its clock when it
+// stands for any mutex.
 type overflow struct {
 	seg  atomic.Pointer[wrSeg]
 	head *overHead
