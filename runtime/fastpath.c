@@ -278,6 +278,18 @@ HG_SLOW static void hg_remember(struct hg_thread *t, uint64_t *cell, uint64_t v,
 	hg_move_end(hg_moving(t), outer);
 }
 
+/* hg_unchanged_own settles an access of the thread's (hg_granule) that
+ * leaves its own cell, word 0 v, as it is: remembered if it would be
+ * forgotten (hg_forgets), for a cell of its own granule (tm == m; a
+ * split granule's side cell takes the whole access's bytes). */
+HG_INLINE static inline int hg_unchanged_own(struct hg_thread *t, uint64_t *cell, uint64_t v, uint64_t epoch, uint64_t m,
+					     uint64_t tm, uint64_t info, uint32_t locks)
+{
+	if (tm == m && hg_forgets(cell, epoch >> SH_TID_SHIFT, m))
+		hg_remember(t, cell, v, m, info, locks);
+	return 1;
+}
+
 /* hg_own_next is word 0 of a cell of the thread's (word 0 v) after an
  * access of the bytes m that moves it to the thread's segment epoch
  * (hg_granule, hg_own_move): Exclusive-Write for a write or a cell that
@@ -624,9 +636,7 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 		/* the common case: nothing changes */
 		if (owner != locks && owner != 0)
 			return 0;
-		if (tm == m && hg_forgets(cell, epoch >> SH_TID_SHIFT, m))
-			hg_remember(t, cell, v, m, info, locks);
-		return 1;
+		return hg_unchanged_own(t, cell, v, epoch, m, tm, info, locks);
 	}
 	uint64_t vt = v & ~SH_TOUCHED_MASK, state = vt >> SH_STATE_SHIFT;
 	if ((state != SH_EXCL_READ && state != SH_EXCL_WRITE) || (((vt ^ epoch) >> SH_TID_SHIFT) & HG_CELL_TID_MASK) != 0)
@@ -655,11 +665,8 @@ hg_granule(struct hg_thread *t, uint64_t *cell, uint64_t epoch, uint64_t m, uint
 	 * compare-and-swap fails then; made inside the move, it also has the
 	 * split wait for the move's end before it reads word 1. */
 	uint64_t next = hg_own_next(v, epoch, m, write);
-	if (next == v && e == owner) {
-		if (tm == m && hg_forgets(cell, epoch >> SH_TID_SHIFT, m))
-			hg_remember(t, cell, v, m, info, locks);
-		return 1;
-	}
+	if (next == v && e == owner)
+		return hg_unchanged_own(t, cell, v, epoch, m, tm, info, locks);
 	uint64_t outer = hg_move_begin(hg_moving(t), cell);
 	int moved = __atomic_compare_exchange_n(cell, &v, next, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED) &&
 		    (e == owner || hg_owner_locks(cell, w1, e));

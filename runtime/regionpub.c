@@ -174,6 +174,18 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	return 1;
 }
 
+/* hg_vc_header reads the header of the shadow.VC at vc (a clock the Go
+ * side keeps in its heap; shadow.TestVCLayout): the address of its
+ * components, in its first word, into *c, and their count, in its
+ * second, into *n. 0 when the count is past hw, or there are
+ * components and no address (a header read while it changed). */
+static int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64_t **c, uint64_t *n)
+{
+	*c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
+	*n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
+	return *n <= hw && (*n == 0 || *c);
+}
+
 /* hg_over_clock reads into over[0..hw) the clock of the published
  * writes' overflow segment (h) when it stands for any mutex, as a
  * reader of h's seq: the Go side keeps the segment whose clock h names.
@@ -188,10 +200,11 @@ static int hg_over_clock(const struct hg_over_head *h, uint64_t *over, uint64_t 
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
 	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q)
 		return 0; /* vc may be gone: follow it only once seq says it is the overflow's */
-	const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
-	uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
+	const uint64_t *c;
+	uint64_t n;
+	int ok = hg_vc_header(vc, hw, &c, &n);
 	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q || n > hw || (n && !c))
+	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q || !ok)
 		return 0;
 	for (uint64_t u = 0; u < hw; u++)
 		over[u] = u < n ? __atomic_load_n(&c[u], __ATOMIC_RELAXED) : 0;
@@ -221,9 +234,9 @@ static int hg_covered_way(const struct hg_wslot *s, const uint64_t *over, uint64
 			vc = __atomic_load_n((uintptr_t *)(s->refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
 		if (!vc)
 			continue;
-		const uint64_t *c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
-		uint64_t n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED), k = 0;
-		if (n > hw || (n && !c))
+		const uint64_t *c;
+		uint64_t n, k = 0;
+		if (!hg_vc_header(vc, hw, &c, &n))
 			continue;
 		while (k < n && __atomic_load_n(&c[k], __ATOMIC_RELAXED) <= over[k])
 			k++;
