@@ -244,16 +244,7 @@ __attribute__((target("general-regs-only"), always_inline)) static inline void h
  * take-over that its read of the first made, left the producer's later
  * write of it no partner (runtime/detect, remembered). An access of the
  * whole granule is left as it is: a stencil's every access would pay. */
-HG_SLOW static int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t m);
-
-HG_INLINE static inline int hg_forgets(const uint64_t *cell, uint64_t tid, uint64_t m)
-{
-	/* out of line: the common accesses (of whole words) keep a short
-	 * path, which the batch loop inlines */
-	return __builtin_expect((m & SH_TOUCHED_MASK) != SH_TOUCHED_MASK, 0) && hg_forgets_part(cell, tid, m);
-}
-
-HG_SLOW static int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t m)
+HG_INLINE static inline int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t m)
 {
 	uint64_t bytes = (m >> SH_TOUCHED_SHIFT) & SH_GRANULE_BYTES, have = 0;
 	uint64_t c2 = __atomic_load_n(&cell[2], __ATOMIC_RELAXED), c3 = __atomic_load_n(&cell[3], __ATOMIC_RELAXED);
@@ -262,6 +253,11 @@ HG_SLOW static int hg_forgets_part(const uint64_t *cell, uint64_t tid, uint64_t 
 	if (c3 && hg_access_tid(c3) == tid)
 		have |= hg_access_bytes(c3);
 	return (bytes & ~have) != 0;
+}
+
+HG_INLINE static inline int hg_forgets(const uint64_t *cell, uint64_t tid, uint64_t m)
+{
+	return __builtin_expect((m & SH_TOUCHED_MASK) != SH_TOUCHED_MASK, 0) && hg_forgets_part(cell, tid, m);
 }
 
 /* hg_remember puts such an access (hg_forgets) into the history of the
@@ -1457,11 +1453,14 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
 				return 1;
 			return HG_CHANGES;
 		}
-		if (left <= SH_GRANULE) /* a part of the granule only: hg_granule remembers it if need be */
-			return __builtin_expect(size < SH_GRANULE, 0) &&
-				       hg_forgets_part(c, epoch >> SH_TID_SHIFT, m << SH_TOUCHED_SHIFT)
-				   ? HG_CHANGES
-				   : 1;
+		if (left <= SH_GRANULE) {
+			/* a part of the granule only: remembered here if need be,
+			 * as hg_granule's hg_unchanged_own would (no lock held) */
+			if (__builtin_expect(size < SH_GRANULE, 0) &&
+			    hg_forgets_part(c, epoch >> SH_TID_SHIFT, m << SH_TOUCHED_SHIFT))
+				hg_remember(t, c, v, m << SH_TOUCHED_SHIFT, info, 0);
+			return 1;
+		}
 		left -= SH_GRANULE;
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
