@@ -298,18 +298,31 @@ func TestFlagsDead(t *testing.T) {
 		code []byte
 		dead bool
 	}{
-		{[]byte{0x8b, 0x07, 0x83, 0xc0, 0x01}, true},              // mov (%rdi),%eax; add $1,%eax
-		{[]byte{0x8b, 0x07, 0x74, 0x00}, false},                   // mov (%rdi),%eax; je: reads them
-		{[]byte{0x8b, 0x07}, false},                               // block ends: the next may read them
-		{[]byte{0x8b, 0x07, 0xff, 0xc0, 0x83, 0xc0, 0x01}, false}, // inc keeps CF: unknown
-		{[]byte{0x01, 0x07}, true},                                // add %eax,(%rdi) itself overwrites them
-		{[]byte{0x8b, 0x07, 0xe8, 0x00, 0x00, 0x00, 0x00}, true},  // mov (%rdi),%eax; call: the ABI keeps none
-		{[]byte{0x8b, 0x07, 0xff, 0xd0}, true},                    // mov (%rdi),%eax; call *%rax
-		{[]byte{0x8b, 0x07, 0xc3}, false},                         // mov (%rdi),%eax; ret: a hand-written caller may read them
-		{[]byte{0x8b, 0x07, 0x0f, 0xaf, 0xc0}, true},              // mov (%rdi),%eax; imul %eax,%eax: the rest undefined
-		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x03}, true},              // mov (%rdi),%eax; shl $3,%eax
-		{[]byte{0x8b, 0x07, 0xd3, 0xe0}, false},                   // mov (%rdi),%eax; shl %cl,%eax: %cl may be 0
-		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x00}, false},             // mov (%rdi),%eax; shl $0,%eax leaves them
+		{[]byte{0x8b, 0x07, 0x83, 0xc0, 0x01}, true},                   // mov (%rdi),%eax; add $1,%eax
+		{[]byte{0x8b, 0x07, 0x74, 0x00}, false},                        // mov (%rdi),%eax; je: reads them
+		{[]byte{0x8b, 0x07}, false},                                    // block ends: the next may read them
+		{[]byte{0x8b, 0x07, 0xff, 0xc0, 0x83, 0xc0, 0x01}, true},       // inc keeps CF, reads none; add overwrites them all
+		{[]byte{0x8b, 0x07, 0xff, 0xc0, 0x72, 0x00}, false},            // inc keeps CF, which jc reads
+		{[]byte{0x8b, 0x07, 0xff, 0xc0}, false},                        // inc; block ends: CF may be read next
+		{[]byte{0x8b, 0x07, 0x11, 0xc0}, false},                        // adc %eax,%eax reads CF
+		{[]byte{0x8b, 0x07, 0x0f, 0x44, 0xc1, 0x01, 0xc0}, false},      // cmove reads ZF
+		{[]byte{0x8b, 0x07, 0x0f, 0x94, 0xc0}, false},                  // sete reads ZF
+		{[]byte{0x8b, 0x07, 0xd3, 0xe0, 0x83, 0xc0, 0x01}, true},       // shl %cl leaves or sets them, reads none; add
+		{[]byte{0x8b, 0x07, 0xd1, 0xd0, 0x83, 0xc0, 0x01}, false},      // rcl $1,%eax reads CF
+		{[]byte{0xf3, 0x0f, 0x5a, 0x07, 0x66, 0x0f, 0x2f, 0xd8}, true}, // cvtss2sd (%rdi),%xmm0; comisd %xmm0,%xmm3 (zopfli)
+		{[]byte{0xf3, 0x0f, 0x5a, 0x07, 0x77, 0x00}, false},            // cvtss2sd (%rdi),%xmm0; ja reads them
+		{[]byte{0x0f, 0x28, 0x07, 0x0f, 0x2e, 0xc1}, true},             // movaps (%rdi),%xmm0; ucomiss %xmm1,%xmm0
+		{[]byte{0x8b, 0x07, 0xf3, 0xa6, 0x83, 0xc0, 0x01}, true},       // repe cmpsb may run 0 times, reads none; add
+		{[]byte{0x8b, 0x07, 0xf3, 0xa6}, false},                        // repe cmpsb; block ends
+		{[]byte{0x8b, 0x07, 0xdd, 0x07, 0x9c}, false},                  // fldl (%rdi) leaves them; pushf reads them
+		{[]byte{0x01, 0x07}, true},                                     // add %eax,(%rdi) itself overwrites them
+		{[]byte{0x8b, 0x07, 0xe8, 0x00, 0x00, 0x00, 0x00}, true},       // mov (%rdi),%eax; call: the ABI keeps none
+		{[]byte{0x8b, 0x07, 0xff, 0xd0}, true},                         // mov (%rdi),%eax; call *%rax
+		{[]byte{0x8b, 0x07, 0xc3}, false},                              // mov (%rdi),%eax; ret: a hand-written caller may read them
+		{[]byte{0x8b, 0x07, 0x0f, 0xaf, 0xc0}, true},                   // mov (%rdi),%eax; imul %eax,%eax: the rest undefined
+		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x03}, true},                   // mov (%rdi),%eax; shl $3,%eax
+		{[]byte{0x8b, 0x07, 0xd3, 0xe0}, false},                        // mov (%rdi),%eax; shl %cl,%eax: %cl may be 0
+		{[]byte{0x8b, 0x07, 0xc1, 0xe0, 0x00}, false},                  // mov (%rdi),%eax; shl $0,%eax leaves them
 	}
 	for _, c := range cases {
 		if got := flagsDead(dec(c.code...)); got != c.dead {
