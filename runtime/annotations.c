@@ -100,7 +100,7 @@ static void hg_annotate(struct hg_thread *t, uint32_t kind, const uint64_t *a)
 		hg_d_release(t->tid, a[3] ? a[2] : hg_readers_key(a[2]));
 		break;
 	case HG_ANN_NEW_MEMORY:
-		hg_reset_cells(a[2], a[3]); /* as a fresh heap block's (malloc.c) */
+		hg_reset_heap_cells(a[2], a[3]); /* as a fresh heap block's (malloc.c) */
 		break;
 	default:
 		if (hg_is_ignore_step(kind))

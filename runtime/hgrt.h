@@ -481,7 +481,8 @@ void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the
 extern uintptr_t *hg_shadow_dir;
 extern uintptr_t hg_split_base; /* 0 when the fast path cannot read side cells (a forked child's detector keeps them) */
 extern int hg_shadow_shared; /* the cells are shared with a detector process: release with MADV_REMOVE */
-void hg_reset_cells(uint64_t addr, uint64_t size); /* zero a heap block's cells, without Go */
+void hg_reset_cells(uint64_t addr, uint64_t size);      /* zero a mapping's cells, without Go (shadow.c) */
+void hg_reset_heap_cells(uint64_t addr, uint64_t size); /* zero a heap block's cells, without Go (shadow.c) */
 
 /* loops.c */
 void hg_spin_note(uint64_t addr); /* addr is a spin variable */

@@ -7,7 +7,7 @@
  * A new block's shadow is reset (so that memory reused by malloc does not
  * carry a previous owner's history) and its allocation site is recorded for
  * reports; a released block's shadow is reset too. The reset happens at
- * once, in C (hg_reset_cells, shadow.c), and nothing here calls into Go: malloc and
+ * once, in C (hg_reset_heap_cells, shadow.c), and nothing here calls into Go: malloc and
  * free run inside glibc's own locked sections (for example the thread stack
  * cache while a thread exits), where a Go call can deadlock when the Go
  * scheduler needs a new thread. The real functions are glibc's __libc_*
@@ -37,7 +37,7 @@ static void hg_heap_event(void *p, size_t n, uint32_t flag, void *ra)
 {
 	if (!p || !hg_detect)
 		return;
-	hg_reset_cells((uint64_t)(uintptr_t)p, n);
+	hg_reset_heap_cells((uint64_t)(uintptr_t)p, n);
 	struct hg_thread *t = hg_bufferable();
 	if (!t)
 		return;
