@@ -126,8 +126,11 @@ func runProg(t testing.TB, env []string, path string, args ...string) outcome {
 
 // hangState describes where a hung process's threads are, for the failure
 // message: each thread's state, kernel wait channel and system call from
-// /proc, and their stacks from gdb when it is installed (bounded to 60 s).
-// A hang seen once in a loaded run cannot be reproduced on demand.
+// /proc, where its running threads spend their time from perf, and their
+// stacks from gdb, each when installed (bounded to 30 and 60 s). A hang
+// seen once in a loaded run cannot be reproduced on demand, and gdb could
+// not attach to one on 2026-11-27 ("ptrace: No such process"), while
+// two threads of it ran: perf samples them without attaching.
 func hangState(pid int) string {
 	var b strings.Builder
 	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*", pid))
@@ -142,6 +145,7 @@ func hangState(pid int) string {
 		}
 		fmt.Fprintf(&b, "thread %s: state %s, wchan %s, syscall %s\n", filepath.Base(task), state, wchan, strings.TrimSpace(string(sc)))
 	}
+	b.WriteString(hangProfile(pid))
 	if gdb, err := exec.LookPath("gdb"); err == nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
@@ -150,6 +154,26 @@ func hangState(pid int) string {
 		b.Write(out)
 	}
 	return b.String()
+}
+
+// hangProfile is where the threads of process pid spent two seconds,
+// by thread and function (perf, when installed): a livelock shows its
+// spinning functions, Go's runtime among them.
+func hangProfile(pid int) string {
+	perf, err := exec.LookPath("perf")
+	if err != nil {
+		return ""
+	}
+	data := filepath.Join(os.TempDir(), fmt.Sprintf("hg-hang-%d.perf", pid))
+	defer os.Remove(data)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := exec.CommandContext(ctx, perf, "record", "-q", "-o", data, "-p", strconv.Itoa(pid), "--", "sleep", "2").Run(); err != nil {
+		return fmt.Sprintf("perf record: %v\n", err)
+	}
+	out, _ := exec.CommandContext(ctx, perf, "report", "-i", data, "--stdio", "--no-children",
+		"--sort", "pid,dso,sym", "--percent-limit", "1").CombinedOutput()
+	return "where the threads ran (perf, 2 s):\n" + string(tail(out, 4000))
 }
 
 // tail is the last n bytes of b.
