@@ -1468,14 +1468,10 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
 				return 1;
 			return HG_CHANGES;
 		}
-		if (left <= SH_GRANULE) {
-			/* a part of the granule only: remembered here if need be,
-			 * as hg_granule's hg_unchanged_own would (no lock held) */
-			if (__builtin_expect(size < SH_GRANULE, 0) &&
-			    hg_forgets_part(c, epoch >> SH_TID_SHIFT, m << SH_TOUCHED_SHIFT))
-				hg_remember(t, c, v, m << SH_TOUCHED_SHIFT, info, 0);
-			return 1;
-		}
+		if (left <= SH_GRANULE) /* an access of part of a granule is remembered here if need be (no lock held) */
+			return __builtin_expect(size < SH_GRANULE, 0)
+				       ? hg_unchanged_own(t, c, v, epoch, m << SH_TOUCHED_SHIFT, m << SH_TOUCHED_SHIFT, info, 0)
+				       : 1;
 		left -= SH_GRANULE;
 		c += SH_CELL_WORDS;
 		m = hg_next_bytes(left);
@@ -1490,9 +1486,9 @@ hg_unchanged_at(struct hg_thread *t, uint64_t epoch, uint64_t addr, uint64_t inf
  * hg_granule would return 1 for each and change nothing; hg_access would
  * do nothing else but count the access. It returns 1 then, and after
  * moving a one-granule access's own cell to the current segment
- * (hg_own_move); HG_CHANGES when the access is such an access but a cell
- * changes otherwise, or its history must learn of it (hg_forgets), else
- * 0. */
+ * (hg_own_move), or remembering an access of part of a granule
+ * (hg_unchanged_own); HG_CHANGES when the access is such an access but a
+ * cell changes otherwise, else 0. */
 __attribute__((target("general-regs-only"), always_inline)) static inline int hg_unchanged(struct hg_thread *t,
 											      uint64_t addr,
 											      uint64_t info)

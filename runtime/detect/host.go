@@ -40,7 +40,7 @@ type Host interface {
 	// the host cannot tell (a step then waits a bounded time: ownerLags).
 	OwnerMoving(tid int32) (cell uintptr, ok bool)
 	// PublishHandoffTable tells the C fast path where a hand-off table's
-	// keys are (segtable.go, handoffMemory: 64 bytes whose first 16 hold
+	// keys are (segtable.go, handoffMemory: 64 bytes whose first 24 hold
 	// what the C side reads of the overflow segment, overHead, then
 	// 1<<bits slots of segWays ways, each a key and an epoch), once the
 	// table is made: a lock-protected
