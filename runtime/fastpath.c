@@ -510,6 +510,8 @@ HG_INLINE static inline int hg_readers_news(struct hg_thread *t, uint64_t addr, 
 	return 0;
 }
 
+HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr);
+
 /* hg_handoff_quiet: an access inside a lock-protected region for which
  * the Go side's hand-off look-ups (runtime/detect/handoff.go: a read in
  * the published writes by its address, a write in the reader log of the
@@ -523,8 +525,10 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 		return 0;
 	uint64_t self = (uint64_t)t->tid;
 	known += self * HG_MAX_THREADS;
-	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known))
+	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known)) {
+		hg_handoff_join(t, addr); /* the access then goes the fast path again (rejoined) */
 		return 0;
+	}
 	if ((flags & HG_WRITE) && hg_readers_news(t, addr, size, self, known))
 		return 0;
 	return 1;
@@ -1244,6 +1248,78 @@ HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
 	return 1;
 }
 
+/* hg_handoff_join makes in C the join that a read inside a
+ * lock-protected region makes on the Go side when the published writes
+ * hold, for its address, a segment of another thread that t's clock does
+ * not cover, published under a mutex t holds (runtime/detect,
+ * handoffRead): t's clock takes in the segment's clock snapshot and its
+ * epoch (hg_take_in), and t's next segment begins, with an event for the
+ * Go side's tick, as joinSeg and tick there. The slot is read as a
+ * sequence lock's reader; the snapshot is the one the slot's refs hold
+ * for a way the Go side wrote, its thread's current one (hg_tstate's
+ * snap) for a way the C side wrote (regionpub.c). A queue's consumer
+ * made such a join at the first read of each region, a call into Go and
+ * a tick there for each (bench/pipeline.c, bench/handoff.c).
+ *
+ * It declines (0: the Go side joins) where a join in C must
+ * (hg_join_ready), inside a signal handler, for a segment published
+ * under more mutexes than one, and when the news is the overflow's. On
+ * success t->rejoined is set: the caller settles the access again, in
+ * the segment that begins. */
+HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
+{
+	struct hg_join j;
+	if (!hg_opts.handoff || t->sig_depth || t->n + HG_JOIN_TIDS + 2 > HG_EVENTS || !hg_join_ready(t, &j))
+		return 0;
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
+	if (!base || base == HG_HANDOFF_IN_HEAP)
+		return 0;
+	uint64_t key = addr + 1, self = (uint64_t)t->tid, e = 0;
+	const struct hg_wslot *s = (const struct hg_wslot *)(base + 64) + hg_hash(key >> 2, hg_handoff_bits[0]);
+	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
+	int w = -1;
+	if (q & 1)
+		return 0;
+	/* the first way of key with news, as segTable.news takes it */
+	for (int i = 0; i < 8 && w < 0; i++) {
+		if (__atomic_load_n(&s->way[i][0], __ATOMIC_RELAXED) != key)
+			continue;
+		uint64_t ei = __atomic_load_n(&s->way[i][1], __ATOMIC_RELAXED), u = ei >> 48;
+		if (u != self && (u >= j.hw || j.row[u] < (ei & HG_WAY_CLOCK)))
+			w = i, e = ei;
+	}
+	uint64_t u = e >> 48, m = w >= 0 ? __atomic_load_n(&s->mutex[w], __ATOMIC_RELAXED) : 0;
+	if (w < 0 || u >= j.hw || m == 0 || hg_held_find(t, m) < 0)
+		return 0; /* the overflow's news, or a segment t's locks do not reach (wrSeg.heldBy) */
+	uintptr_t vc = 0, refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) {
+		vc = __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
+	} else if (refs) {
+		/* segRefs: a word per way (its snapshot), then more (what few
+		 * segments have: more mutexes; TestSegRefsLayout) */
+		uintptr_t more = __atomic_load_n((uintptr_t *)(refs + HG_SEGREFS_MORE), __ATOMIC_RELAXED);
+		if (more && __atomic_load_n((uintptr_t *)(more + 8 * (uint64_t)w), __ATOMIC_RELAXED))
+			return 0;
+		vc = __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
+	}
+	const uint64_t *c;
+	uint64_t n;
+	if (!vc || !hg_vc_header(vc, j.hw, &c, &n))
+		return 0;
+	for (uint32_t k = 0; k < j.hw; k++)
+		j.obj[k] = k < n ? __atomic_load_n(&c[k], __ATOMIC_RELAXED) : 0;
+	if (j.obj[u] < (e & HG_WAY_CLOCK))
+		j.obj[u] = e & HG_WAY_CLOCK;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q)
+		return 0; /* a writer came in between: what was read may be another way's */
+	hg_take_in(t, &j);
+	hg_begin_segment(t); /* checked by hg_join_ready */
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
+	t->rejoined = 1;
+	return 1;
+}
+
 /* hg_spin handles the accesses of spinning-read loops: the condition load
  * is an acquire after the load (its address noted as a spin variable), a
  * counterpart write a release before the store. HG_SPIN without
@@ -1609,6 +1685,19 @@ HG_PLAIN void hg_access_batch_c(const uint64_t *pairs, uint64_t n)
 		hg_access_one(pairs[2 * i], pairs[2 * i + 1], sp);
 }
 
+/* hg_rejoined: the fast path joined a published segment for the access
+ * (hg_handoff_join) and declined it; one of a single granule goes the
+ * fast path again, in the new segment, as the Go side makes the access's
+ * step after its join. One of more granules goes to the Go side: those
+ * settled before the join would be settled twice. */
+static __attribute__((target("general-regs-only"), noinline)) int hg_rejoined(struct hg_thread *t, uint64_t addr,
+									       uint64_t info)
+{
+	t->rejoined = 0;
+	return (addr & (SH_GRANULE - 1)) + HG_INFO_SIZE(info) <= SH_GRANULE &&
+	       hg_handled(t, addr, HG_INFO_SIZE(info), HG_INFO_FLAGS(info), info);
+}
+
 /* hg_access_any is hg_access for any access: the fast path's other
  * cases (hg_handled), then the Go side (hg_access_slow); sp is the
  * program's stack pointer at the access (hg_access). */
@@ -1626,6 +1715,8 @@ HG_PLAIN void hg_access_any(uint64_t addr, uint64_t info, uint64_t sp)
 		if (__builtin_expect(t->recording, 0))
 			hg_record(t, addr, flags);
 		if (hg_detect && t->tid >= 0 && hg_handled(t, addr, HG_INFO_SIZE(info), flags, info))
+			return;
+		if (t->rejoined && hg_rejoined(t, addr, info))
 			return;
 		t->access_sp = sp; /* the event carries it (hg_push) */
 		hg_access_slow(addr, info, 1);
@@ -1678,6 +1769,7 @@ hg_range_walk(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info, i
 			break;
 		a += n;
 	}
+	t->rejoined = 0; /* a join for a granule (hg_handoff_join): the rest goes to the Go side */
 	return a - addr;
 }
 

@@ -167,6 +167,10 @@ struct hg_thread {
 	 * itself. */
 	uint8_t go_pending;
 	uint8_t c_ticked; /* ... and the buffer holds a segment the C side began (HG_LOCK_TICKED) */
+	/* the fast path joined a published segment for the access it is
+	 * settling, which it settles again in the new segment (fastpath.c,
+	 * hg_handoff_join) */
+	uint8_t rejoined;
 	/* The thread's own clock when its vector clock last took in another
 	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
 	 * seen the thread. A reader-log way published at a later clock holds

@@ -174,18 +174,6 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	return 1;
 }
 
-/* hg_vc_header reads the header of the shadow.VC at vc (a clock the Go
- * side keeps in its heap; shadow.TestVCLayout): the address of its
- * components, in its first word, into *c, and their count, in its
- * second, into *n. 0 when the count is past hw, or there are
- * components and no address (a header read while it changed). */
-static int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64_t **c, uint64_t *n)
-{
-	*c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
-	*n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
-	return *n <= hw && (*n == 0 || *c);
-}
-
 /* hg_over_clock reads into over[0..hw) the clock of the published
  * writes' overflow segment (h) when it stands for any mutex, as a
  * reader of h's seq: the Go side keeps the segment whose clock h names.

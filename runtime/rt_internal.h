@@ -139,6 +139,23 @@ struct hg_wslot {
 	uint64_t refs; /* the slot's segRefs in the Go heap: way i's clock snapshot (a shadow.VC) at refs + 8 i */
 };
 _Static_assert(sizeof(struct hg_wslot) == 256, "segSlotMem");
+/* A slot's segRefs (at its refs): a way's clock snapshot (a shadow.VC)
+ * at refs + 8 way, then, at HG_SEGREFS_MORE, the address of the ways'
+ * segMore pointers (0 while no way has one), 8 bytes a way: a segment
+ * published under more mutexes than one has one (TestSegRefsLayout). */
+#define HG_SEGREFS_MORE 64
+
+/* hg_vc_header reads the header of the shadow.VC at vc (a clock the Go
+ * side keeps in its heap; shadow.TestVCLayout): the address of its
+ * components, in its first word, into *c, and their count, in its
+ * second, into *n. 0 when the count is past hw, or there are
+ * components and no address (a header read while it changed). */
+HG_INLINE static inline int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64_t **c, uint64_t *n)
+{
+	*c = (const uint64_t *)__atomic_load_n((uintptr_t *)vc, __ATOMIC_RELAXED);
+	*n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
+	return *n <= hw && (*n == 0 || *c);
+}
 
 /* regionpub.c: the region of mutex m that t is ending was published in
  * C and t moved to its next segment (1), or the Go side must publish it
