@@ -16,7 +16,7 @@
  * (not libstdc++) is the allocation site and a delete is checked as a write.
  */
 #define _GNU_SOURCE
-#include "hgrt.h"
+#include "rt_internal.h"
 
 #include <errno.h>
 #include <malloc.h>
@@ -25,10 +25,8 @@
 
 #include "_cgo_export.h"
 
-extern void *__libc_malloc(size_t);
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
-extern void __libc_free(void *);
 extern void *__libc_memalign(size_t, size_t);
 
 /* hg_heap_event resets a block's shadow and records the event for reports

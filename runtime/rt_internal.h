@@ -16,6 +16,8 @@
 #define HG_RT_INTERNAL_H
 #include "hgrt.h"
 
+#include <stddef.h>
+
 /* HG_INTERNAL: a definition shared between the C files only. */
 #define HG_INTERNAL __attribute__((visibility("hidden")))
 
@@ -156,6 +158,11 @@ HG_INLINE static inline int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64
 	*n = __atomic_load_n((uint64_t *)vc + 1, __ATOMIC_RELAXED);
 	return *n <= hw && (*n == 0 || *c);
 }
+
+/* The C library's allocator under the wrappers (malloc.c), for the
+ * runtime's own blocks, which the program's heap records must not hold. */
+extern void *__libc_malloc(size_t);
+extern void __libc_free(void *);
 
 /* regionpub.c: the region of mutex m that t is ending was published in
  * C and t moved to its next segment (1), or the Go side must publish it

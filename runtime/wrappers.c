@@ -129,7 +129,7 @@ static int hg_create_counted(pthread_t *th, const pthread_attr_t *attr, void *(*
 static void *hg_plain_start(void *p)
 {
 	struct hg_start s = *(struct hg_start *)p;
-	free(p);
+	__libc_free(p);
 	hg_thread_born();
 	return s.fn(s.arg);
 }
@@ -144,7 +144,7 @@ static void hg_thread_done(struct hg_thread *t)
 static void *hg_thread_start(void *p)
 {
 	struct hg_start s = *(struct hg_start *)p;
-	free(p);
+	__libc_free(p);
 	hg_thread_born();
 	struct hg_thread *t = hg_current();
 	hg_set_tid(t, s.tid);
@@ -162,7 +162,12 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	if (hg_from_runtime(RA))
 		return REAL(pthread_create)(th, attr, fn, arg); /* the Go runtime's own */
 	struct hg_thread *t = hg_active(RA);
-	struct hg_start *s = malloc(sizeof *s);
+	/* the runtime's own block, not one of the program's: its creator's
+	 * malloc went into the heap records, and the free in the new thread,
+	 * which the detector did not know yet, did not; the thread's first
+	 * block of that size took its place and was reported as a block of
+	 * unknown site the creator allocated */
+	struct hg_start *s = __libc_malloc(sizeof *s);
 	if (!s)
 		return REAL(pthread_create)(th, attr, fn, arg);
 	s->fn = fn;
@@ -172,7 +177,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	if (!t) {
 		int r = hg_create_counted(th, attr, hg_plain_start, s);
 		if (r != 0)
-			free(s);
+			__libc_free(s);
 		return r;
 	}
 	/* the creator's call stack, for reports: this is a wrapper called by
@@ -183,7 +188,7 @@ int pthread_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *
 	s->tid = tid;
 	int r = hg_create_counted(th, attr, hg_thread_start, s);
 	if (r != 0) {
-		free(s);
+		__libc_free(s);
 		return r;
 	}
 	/* s belongs to the child now (it may be freed already): use tid. A
