@@ -1,6 +1,7 @@
 package loops
 
 import (
+	"slices"
 	"sort"
 
 	"golang.org/x/arch/x86/x86asm"
@@ -48,6 +49,29 @@ func CounterpartStores(in Input, vars []Var) []uint64 {
 		}
 	}
 	return out[:k]
+}
+
+// SpinVarLoads finds the plain loads in the binary of the spin variables
+// at link-time addresses vars (SpinLoop.Consts) through a rip-relative
+// operand: the condition loads of their spinning-read loops, and the
+// loads elsewhere (a thread that polls the variable under a mutex, takes
+// what it holds and clears it, in a loop that writes it and so does not
+// spin). The result is sorted.
+func SpinVarLoads(in Input, vars []Var) []uint64 {
+	if len(vars) == 0 {
+		return nil
+	}
+	var out []uint64
+	blocksMentioning(in.Graph, func(a uint64) bool { return hitVar(vars, a, 1) }, func(insts []disasm.Inst) {
+		for i := range insts {
+			di := &insts[i]
+			if di.Flags&disasm.RIPRel != 0 && isLoad(di) && hitVar(vars, di.Target, uint64(max(di.Mem.Size, 1))) {
+				out = append(out, di.Addr)
+			}
+		}
+	})
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // ptr is what the block-local tracking knows about a register or stack
@@ -222,6 +246,10 @@ func trackedStores(in Input, insts []disasm.Inst, want func(ptr, uint64) bool) [
 }
 
 // isStore: a plain store (not a read-modify-write).
+func isLoad(di *disasm.Inst) bool {
+	return di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Read
+}
+
 func isStore(di *disasm.Inst) bool {
 	return di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write
 }

@@ -452,6 +452,39 @@ func TestSpinLoops(t *testing.T) {
 	}
 }
 
+// TestSpinVarLoads: the loads of a global spin variable are its spinning
+// loop's condition loads and its reads elsewhere, and nothing else.
+func TestSpinVarLoads(t *testing.T) {
+	for _, opt := range opts {
+		p := compile(t, "spin.c", opt)
+		flag := p.sym(t, "flag")
+		got := loops.SpinVarLoads(p.in, []loops.Var{{Addr: flag, Size: 4}})
+		for _, a := range got {
+			in, ok := p.in.Graph.Inst(a)
+			if !ok || in.Flags&disasm.RIPRel == 0 || in.Target != flag || in.Mem.Access&disasm.Write != 0 {
+				t.Errorf("%s: 0x%x is no load of flag", p.name, a)
+			}
+		}
+		ss := p.spinsIn(p.funcs("spin_flag"))
+		if len(ss) != 1 {
+			t.Fatalf("%s: spin_flag has %d spin loops", p.name, len(ss))
+		}
+		for _, ld := range ss[0].Loads {
+			if in, _ := p.in.Graph.Inst(ld); in.Flags&disasm.RIPRel != 0 && !slices.Contains(got, ld) {
+				t.Errorf("%s: condition load 0x%x missing from %x", p.name, ld, got)
+			}
+		}
+		peek := p.funcs("peek_flag")
+		found := false
+		for _, a := range got {
+			found = found || slices.Contains(peek, p.in.Graph.Blocks[p.in.Graph.BlockAt(a)].Func)
+		}
+		if !found {
+			t.Errorf("%s: peek_flag's load of flag missing from %x:\n%s", p.name, got, p.dump(peek))
+		}
+	}
+}
+
 // TestNotSpinning: loops whose exit condition changes in the loop, or
 // whose condition memory the loop writes.
 func TestNotSpinning(t *testing.T) {

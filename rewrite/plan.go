@@ -44,6 +44,18 @@ func markSpins(li loops.Input, lr *loops.Result) {
 			in.Mem.Access |= disasm.Spin | disasm.Atomic
 		}
 	}
+	// Their plain loads elsewhere acquire as the condition loads do: a
+	// one-slot mailbox whose writer retries under the mutex until the slot
+	// is empty spins on it, and the reader that polls it under the mutex
+	// and takes the block out wrote the slot in its loop (no spin), so its
+	// load of the slot was a plain read of a cell that the counterpart
+	// stores never touch: its own, with no hand-off looked up, and the
+	// block it was handed was reported.
+	for _, a := range loops.SpinVarLoads(li, globals) {
+		if in, ok := li.Graph.Inst(a); ok && in.Mem.Access&disasm.Atomic == 0 {
+			in.Mem.Access |= disasm.Spin | disasm.Atomic | disasm.SpinStatic
+		}
+	}
 	markArrayStores(li, lr)
 	markLocalStores(li.Graph, locals)
 }

@@ -32,6 +32,9 @@ struct obj {
 	volatile int ready;
 };
 
+// A read of flag outside any loop (a poll): one of its loads too.
+__attribute__((noinline)) int peek_flag(void) { return flag; }
+
 // while (!flag); with an empty body.
 __attribute__((noinline)) void spin_flag(void) {
 	while (!flag)
