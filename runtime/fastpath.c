@@ -1304,7 +1304,13 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 	}
 	const uint64_t *c;
 	uint64_t n;
-	if (!vc || !hg_vc_header(vc, j.hw, &c, &n))
+	/* the snapshot is followed only while seq says the way still names
+	 * it: a snapshot no way names may be collected (hg_over_clock) */
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!vc || __atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q || !hg_vc_header(vc, j.hw, &c, &n))
+		return 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q)
 		return 0;
 	for (uint32_t k = 0; k < j.hw; k++)
 		j.obj[k] = k < n ? __atomic_load_n(&c[k], __ATOMIC_RELAXED) : 0;
