@@ -23,32 +23,17 @@ func CounterpartStores(in Input, vars []Var) []uint64 {
 	if len(vars) == 0 {
 		return nil
 	}
-	// mentions: any operand at a variable's address; hit: a store of size
-	// bytes at a overlaps a variable.
-	mentions := func(a uint64) bool { return hitVar(vars, a, 1) }
 	var out []uint64
-	blocksMentioning(in.Graph, mentions, func(insts []disasm.Inst) {
-		for i := range insts {
-			di := &insts[i]
-			if di.Flags&disasm.RIPRel != 0 && isStore(di) && hitVar(vars, di.Target, uint64(max(di.Mem.Size, 1))) {
-				out = append(out, di.Addr)
-			}
-		}
+	blocksMentioning(in.Graph, func(a uint64) bool { return hitVar(vars, a, 1) }, func(insts []disasm.Inst) {
+		out = ripAccesses(out, insts, vars, isStore)
 		if in.Decode != nil {
 			out = append(out, trackedStores(in, insts, func(p ptr, size uint64) bool {
 				return p.exact && hitVar(vars, p.base+uint64(p.off), size)
 			})...)
 		}
 	})
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
-	k := 0
-	for i, a := range out {
-		if i == 0 || a != out[k-1] {
-			out[k] = a
-			k++
-		}
-	}
-	return out[:k]
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // SpinVarLoads finds the plain loads in the binary of the spin variables
@@ -63,15 +48,23 @@ func SpinVarLoads(in Input, vars []Var) []uint64 {
 	}
 	var out []uint64
 	blocksMentioning(in.Graph, func(a uint64) bool { return hitVar(vars, a, 1) }, func(insts []disasm.Inst) {
-		for i := range insts {
-			di := &insts[i]
-			if di.Flags&disasm.RIPRel != 0 && isLoad(di) && hitVar(vars, di.Target, uint64(max(di.Mem.Size, 1))) {
-				out = append(out, di.Addr)
-			}
-		}
+		out = ripAccesses(out, insts, vars, isLoad)
 	})
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// ripAccesses appends to out the addresses of the instructions of insts
+// of the kind want whose rip-relative operand, of its size, overlaps one
+// of vars.
+func ripAccesses(out []uint64, insts []disasm.Inst, vars []Var, want func(*disasm.Inst) bool) []uint64 {
+	for i := range insts {
+		di := &insts[i]
+		if di.Flags&disasm.RIPRel != 0 && want(di) && hitVar(vars, di.Target, uint64(max(di.Mem.Size, 1))) {
+			out = append(out, di.Addr)
+		}
+	}
+	return out
 }
 
 // ptr is what the block-local tracking knows about a register or stack
@@ -245,11 +238,12 @@ func trackedStores(in Input, insts []disasm.Inst, want func(ptr, uint64) bool) [
 	return out
 }
 
-// isStore: a plain store (not a read-modify-write).
+// isLoad: a plain load (not a read-modify-write).
 func isLoad(di *disasm.Inst) bool {
 	return di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Read
 }
 
+// isStore: a plain store (not a read-modify-write).
 func isStore(di *disasm.Inst) bool {
 	return di.Flags&disasm.HasMem != 0 && di.Mem.Access&(disasm.Read|disasm.Write) == disasm.Write
 }

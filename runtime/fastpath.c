@@ -435,9 +435,7 @@ HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, u
 		return 0; /* nothing published yet */
 	if (base == HG_HANDOFF_IN_HEAP)
 		return 1;
-	uint32_t bits = hg_handoff_bits[0];
-	uint64_t i = hg_hash(key >> 2, bits);
-	uint64_t *ways = &((struct hg_wslot *)(base + 64) + i)->way[0][0];
+	uint64_t *ways = &hg_wslot_of(base, key)->way[0][0];
 	int found = 0;
 	for (int w = 0; w < 8; w++) {
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
@@ -1275,7 +1273,7 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 	if (!base || base == HG_HANDOFF_IN_HEAP)
 		return 0;
 	uint64_t key = addr + 1, self = (uint64_t)t->tid, e = 0;
-	const struct hg_wslot *s = (const struct hg_wslot *)(base + 64) + hg_hash(key >> 2, hg_handoff_bits[0]);
+	const struct hg_wslot *s = hg_wslot_of(base, key);
 	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 	int w = -1;
 	if (q & 1)
@@ -1291,34 +1289,20 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 	uint64_t u = e >> 48, m = w >= 0 ? __atomic_load_n(&s->mutex[w], __ATOMIC_RELAXED) : 0;
 	if (w < 0 || u >= j.hw || m == 0 || hg_held_find(t, m) < 0)
 		return 0; /* the overflow's news, or a segment t's locks do not reach (wrSeg.heldBy) */
-	uintptr_t vc = 0, refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) {
-		vc = __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
-	} else if (refs) {
+	uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+	if (!(__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) && refs) {
 		/* segRefs: a word per way (its snapshot), then more (what few
-		 * segments have: more mutexes; TestSegRefsLayout) */
+		 * segments have: more mutexes; TestSegRefsLayout), which a way
+		 * the C side wrote does not use (segTable.seg) */
 		uintptr_t more = __atomic_load_n((uintptr_t *)(refs + HG_SEGREFS_MORE), __ATOMIC_RELAXED);
 		if (more && __atomic_load_n((uintptr_t *)(more + 8 * (uint64_t)w), __ATOMIC_RELAXED))
 			return 0;
-		vc = __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
 	}
-	const uint64_t *c;
-	uint64_t n;
-	/* the snapshot is followed only while seq says the way still names
-	 * it: a snapshot no way names may be collected (hg_over_clock) */
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (!vc || __atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q || !hg_vc_header(vc, j.hw, &c, &n))
+	/* the last check of seq there stands for everything read here */
+	if (!hg_vc_read_seq(&s->seq, q, hg_way_snapshot(s, w, u), j.hw, j.obj))
 		return 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q)
-		return 0;
-	for (uint32_t k = 0; k < j.hw; k++)
-		j.obj[k] = k < n ? __atomic_load_n(&c[k], __ATOMIC_RELAXED) : 0;
 	if (j.obj[u] < (e & HG_WAY_CLOCK))
 		j.obj[u] = e & HG_WAY_CLOCK;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&s->seq, __ATOMIC_RELAXED) != q)
-		return 0; /* a writer came in between: what was read may be another way's */
 	hg_take_in(t, &j);
 	hg_begin_segment(t); /* checked by hg_join_ready */
 	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);

@@ -183,21 +183,7 @@ static int hg_over_clock(const struct hg_over_head *h, uint64_t *over, uint64_t 
 {
 	uint64_t q = __atomic_load_n(&h->seq, __ATOMIC_ACQUIRE);
 	uintptr_t vc = __atomic_load_n(&h->any_clock, __ATOMIC_ACQUIRE);
-	if ((q & 1) || !vc)
-		return 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q)
-		return 0; /* vc may be gone: follow it only once seq says it is the overflow's */
-	const uint64_t *c;
-	uint64_t n;
-	int ok = hg_vc_header(vc, hw, &c, &n);
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	if (__atomic_load_n(&h->seq, __ATOMIC_RELAXED) != q || !ok)
-		return 0;
-	for (uint64_t u = 0; u < hw; u++)
-		over[u] = u < n ? __atomic_load_n(&c[u], __ATOMIC_RELAXED) : 0;
-	__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	return __atomic_load_n(&h->seq, __ATOMIC_RELAXED) == q;
+	return !(q & 1) && hg_vc_read_seq(&h->seq, q, vc, hw, over);
 }
 
 /* hg_covered_way is a way of the full slot s, which the caller holds,
@@ -213,13 +199,9 @@ static int hg_covered_way(const struct hg_wslot *s, const uint64_t *over, uint64
 {
 	for (int w = 0; w < 8; w++) {
 		uint64_t e = __atomic_load_n(&s->way[w][1], __ATOMIC_RELAXED), u = e >> 48;
-		uintptr_t vc = 0;
 		if (u >= hw || over[u] < (e & HG_WAY_CLOCK))
 			continue;
-		if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
-			vc = __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
-		else if (s->refs)
-			vc = __atomic_load_n((uintptr_t *)(s->refs + 8 * (uint64_t)w), __ATOMIC_RELAXED);
+		uintptr_t vc = hg_way_snapshot(s, w, u);
 		if (!vc)
 			continue;
 		const uint64_t *c;

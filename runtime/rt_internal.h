@@ -159,6 +159,48 @@ HG_INLINE static inline int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64
 	return *n <= hw && (*n == 0 || *c);
 }
 
+/* hg_wslot_of is key's slot of the published writes, whose memory is at
+ * base (hg_handoff_keys[0]; runtime/detect, segSlotIndex). */
+HG_INLINE static inline struct hg_wslot *hg_wslot_of(uintptr_t base, uint64_t key)
+{
+	return (struct hg_wslot *)(base + 64) + hg_hash(key >> 2, hg_handoff_bits[0]);
+}
+
+/* hg_way_snapshot is the address of the clock snapshot (a shadow.VC) of
+ * way w of slot s, whose epoch names thread u: u's current snapshot
+ * (hg_tstate's snap) for a way the C side wrote, else the one the slot's
+ * refs hold (0 for none). Read under the slot's lock, or by a reader of
+ * its seq who follows it only while seq stands (hg_vc_read_seq). */
+HG_INLINE static inline uintptr_t hg_way_snapshot(const struct hg_wslot *s, int w, uint64_t u)
+{
+	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
+		return __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
+	uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+	return refs ? __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED) : 0;
+}
+
+/* hg_vc_read_seq reads the clock of the shadow.VC at vc into out[0..hw)
+ * (0 past its components) as a reader of the sequence word seq, which
+ * read q (even) before it found vc: it follows vc only while seq still
+ * says q, since a clock no writer names any more may be collected. 0 when
+ * vc is 0, seq moved, or the clock reaches past hw thread ids. */
+HG_INLINE static inline int hg_vc_read_seq(const uint64_t *seq, uint64_t q, uintptr_t vc, uint64_t hw, uint64_t *out)
+{
+	const uint64_t *c;
+	uint64_t n;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (!vc || __atomic_load_n(seq, __ATOMIC_RELAXED) != q)
+		return 0;
+	int ok = hg_vc_header(vc, hw, &c, &n);
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(seq, __ATOMIC_RELAXED) != q || !ok)
+		return 0;
+	for (uint64_t u = 0; u < hw; u++)
+		out[u] = u < n ? __atomic_load_n(&c[u], __ATOMIC_RELAXED) : 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(seq, __ATOMIC_RELAXED) == q;
+}
+
 /* The C library's allocator under the wrappers (malloc.c), for the
  * runtime's own blocks, which the program's heap records must not hold. */
 extern void *__libc_malloc(size_t);
