@@ -11,9 +11,9 @@
  * handler does: the thread counts as inside the runtime (in_rt), its
  * accesses there are not checked and the wrappers it calls track
  * nothing. Events buffered before the call stay buffered for the next
- * flush. Every caller is treated so, the runtime included (ranges.c walks
- * the loaded objects on first use): the caller is not asked for
- * (hg_tracked would walk them again).
+ * flush. Every caller of the wrapper is treated so: the caller is not
+ * asked for (hg_tracked would walk the objects again). The runtime's own
+ * walks take the real function (hg_walk_objects).
  *
  * dlopen and dlclose run libraries' constructors and destructors under
  * the loader's lock too, but they are not wrapped: dlopen looks a
@@ -39,4 +39,20 @@ int dl_iterate_phdr(hg_phdr_cb cb, void *data)
 	int r = REAL(dl_iterate_phdr)(cb, data);
 	t->in_rt = 0;
 	return r;
+}
+
+/* hg_walk_objects: the runtime's own walks (ranges.c, start.c) do not
+ * go through the wrapper, which registers the calling thread: a
+ * registration maps the thread's buffers with mmap, whose wrapper asks
+ * hg_link_pc whether the program made the call, and hg_link_pc's first
+ * call walks the objects. A Go runtime thread whose first mmap (the Go
+ * runtime maps its heap through cgo's mmap, which is ours) came before
+ * anything had looked the main program's range up recursed so until its
+ * stack ran out (a SIGSEGV in a verdict test under `make test`, once,
+ * after the Go side's start began to resize its scheduler). Their
+ * callbacks call nothing wrapped and nothing of Go's. */
+int hg_walk_objects(hg_phdr_cb cb, void *data)
+{
+	resolve_dl_iterate_phdr();
+	return REAL(dl_iterate_phdr)(cb, data);
 }

@@ -51,7 +51,7 @@ static int hg_lib_range(struct dl_phdr_info *info, size_t size, void *data)
 int hg_from_runtime(void *ra)
 {
 	if (__atomic_load_n(&hg_lib_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_lib_range, (void *)(uintptr_t)&hg_lib_range);
+		hg_walk_objects(hg_lib_range, (void *)(uintptr_t)&hg_lib_range);
 	uintptr_t a = (uintptr_t)ra;
 	return a >= hg_lib_lo && a < hg_lib_hi;
 }
@@ -77,7 +77,7 @@ static int hg_main_range(struct dl_phdr_info *info, size_t size, void *data)
 uint64_t hg_link_pc(void *ra)
 {
 	if (__atomic_load_n(&hg_main_hi, __ATOMIC_ACQUIRE) == 0)
-		dl_iterate_phdr(hg_main_range, NULL);
+		hg_walk_objects(hg_main_range, NULL);
 	uintptr_t a = (uintptr_t)ra;
 	return a >= hg_main_lo && a < hg_main_hi ? a - hg_main_bias : 0;
 }

@@ -276,4 +276,9 @@ HG_INTERNAL int hg_remote_on(void);
  * straight through). */
 HG_INTERNAL int hg_from_runtime(void *ra);
 
+/* hg_walk_objects is the real dl_iterate_phdr (loader.c), for the
+ * runtime's own walks, whose callbacks call nothing wrapped. */
+struct dl_phdr_info;
+HG_INTERNAL int hg_walk_objects(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
+
 #endif

@@ -245,7 +245,7 @@ __attribute__((constructor)) static void hg_init(void)
 	hg_restore_mask();
 	if (init != 0)
 		_exit(2); /* the Go side printed why */
-	dl_iterate_phdr(hg_find_phdr, &hg_hdr);
+	hg_walk_objects(hg_find_phdr, &hg_hdr);
 	if (hg_hdr == NULL)
 		return; /* loaded by a program hgrewrite did not rewrite: nothing to do */
 	/* backtrace loads the unwinder on its first call: do it now, not in a
