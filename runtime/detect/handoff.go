@@ -225,8 +225,17 @@ func (t *thread) materialize() {
 }
 
 // join makes t's clock at least v (every join goes through here, so that
-// the snapshot is dropped).
+// the snapshot is dropped). A join that brings nothing changes nothing:
+// the snapshot stays t's clock, and so does what the fast path was told
+// of t's last join. Every join dropped the snapshot until 2026-11-27:
+// a condition waiter's loop exit joins again the segments its region's
+// reads joined already (handleWait), and each such join cost the
+// thread's next publication a new snapshot and the materialization of
+// every way the C side had written under the old one.
 func (t *thread) join(v *shadow.VC) {
+	if v.LessEq(t.vc) {
+		return
+	}
 	t.dropSnapshot()
 	t.vc.Join(v)
 	t.mirror(v)
@@ -258,10 +267,8 @@ func (t *thread) raiseTo(tid uint16, clock uint64) {
 
 // joinSeg makes t happen after seg.
 func (t *thread) joinSeg(seg *wrSeg) {
+	t.raise(seg.tid(), seg.clock()) // the epoch may be news where the snapshot is not
 	t.join(seg.vc)
-	if tid, clock := seg.tid(), seg.clock(); t.vc.Get(tid) < clock {
-		t.raiseTo(tid, clock)
-	}
 }
 
 // joined tells t's fast path that t's clock changed by a join at t's
