@@ -72,25 +72,24 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 // the program's threads leave one of the Go scheduler's Ps idle. A
 // thread that returns from a call into Go keeps its P while it runs C
 // (cgo parks it in the syscall state). When every P is held so, the Go
-// runtime's monitor thread takes one back every 20 µs and starts an
-// M that spins for work, which competes with the program for its CPUs,
-// and the thread's next call into Go has to find a P again: on this
-// project's 2-CPU machine, bench/pipeline.c (two threads, a call per
-// lock-protected region) ran 1.55-1.70 s with 2 Ps against 1.11-1.39 s
-// with 3, 4 or 8, bench/locks.c 1.15-2.16 against 0.95-1.78 s and
-// bench/handoff.c (four threads) 0.95-1.16 against 0.86-1.08 s (6 to 8
-// runs each, interleaved). 8 at least, as programs with a few threads
-// more than CPUs are common; idle Ps cost nothing but a little memory
-// (0.5 to 1.4 MB more peak on the other benchmarks).
+// runtime's monitor thread (sysmon) takes one back every 20 µs and
+// starts an M that spins for work, which competes with the program for
+// its CPUs, and the thread's next call into Go has to find a P again.
+// On this project's 2-CPU machine (7 runs each, interleaved, 2026-11-27):
+// bench/pipeline.c 1.55-1.90 s with 2 Ps, 1.16-1.27 with 4, 1.20-1.26
+// with 8; bench/locks.c 1.48-1.60, 1.22-1.31 and 1.19-1.28; handoff.c
+// (four threads) the same within the noise. Each P the threads use
+// costs its allocation caches: locks.c's peak memory 21.0 MB with 2,
+// 21.3 with 3 and 21.6 with 8 (ThreadSanitizer's 22.0). Measurements
+// of 2026-11-26 (docs/detector.md) saw no difference beyond their noise;
+// perf shows what changed: with 2 Ps, sysmon's retakes and the M wake-ups
+// they caused were about 5% of the pipeline's samples, with 4 nearly
+// none.
 func keepIdleP() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
 	}
-	if n := runtime.NumCPU() + 1; n > 8 {
-		runtime.GOMAXPROCS(n)
-	} else {
-		runtime.GOMAXPROCS(8)
-	}
+	runtime.GOMAXPROCS(max(runtime.NumCPU()+1, 4))
 }
 
 func cbool(b bool) C.int {
