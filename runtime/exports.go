@@ -82,9 +82,8 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 // costs its allocation caches: locks.c's peak memory 21.0 MB with 2,
 // 21.3 with 3 and 21.6 with 8 (ThreadSanitizer's 22.0). Measurements
 // of 2026-11-26 (docs/detector.md) saw no difference beyond their noise;
-// perf shows what changed: with 2 Ps, sysmon's retakes and the M wake-ups
-// they caused were about 5% of the pipeline's samples, with 4 nearly
-// none.
+// perf shows what changed: sysmon, its retakes and the M wake-ups they
+// caused were 4.8% of the pipeline's samples with 2 Ps, 1.4% with 8.
 func keepIdleP() {
 	if os.Getenv("GOMAXPROCS") != "" {
 		return
