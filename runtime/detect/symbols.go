@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -39,7 +40,21 @@ type sym struct {
 // init sets up the symbolizer of a detector: the program file (exe, ""
 // for /proc/self/exe), its load bias and the pid of the process reported
 // on (0 for this one).
+//
+// This process's own file is named by its path, read now: once the main
+// thread has called pthread_exit, /proc/self/exe can no longer be read
+// (the kernel drops the link with the thread group leader's memory), and
+// every report after that named bare addresses in "program" (an
+// outsider's program whose main thread exits first: 5 runs of 5). The
+// link stays the fallback, for a path that cannot be read.
 func (s *symbolizer) init(exe string, host Host, bias uint64, pid int) {
+	if exe == "" && (pid == 0 || pid == os.Getpid()) {
+		if p, err := os.Readlink("/proc/self/exe"); err == nil && filepath.IsAbs(p) {
+			if _, err := os.Stat(p); err == nil {
+				exe = p
+			}
+		}
+	}
 	s.exe, s.host, s.bias, s.pid = exe, host, bias, pid
 }
 
