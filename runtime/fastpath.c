@@ -523,7 +523,7 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 		return 0;
 	uint64_t self = (uint64_t)t->tid;
 	known += self * HG_MAX_THREADS;
-	if ((flags & HG_READ) && hg_handoff_news(t, addr + 1, self, known)) {
+	if ((flags & HG_READ) && hg_handoff_news(t, hg_wkey(addr), self, known)) {
 		hg_handoff_join(t, addr); /* the access then goes the fast path again (rejoined) */
 		return 0;
 	}
@@ -1272,7 +1272,7 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
 	if (!base || base == HG_HANDOFF_IN_HEAP)
 		return 0;
-	uint64_t key = addr + 1, self = (uint64_t)t->tid, e = 0;
+	uint64_t key = hg_wkey(addr), self = (uint64_t)t->tid, e = 0;
 	const struct hg_wslot *s = hg_wslot_of(base, key);
 	uint64_t q = __atomic_load_n(&s->seq, __ATOMIC_ACQUIRE);
 	int w = -1;
@@ -1657,7 +1657,7 @@ HG_PLAIN void hg_access_c(uint64_t addr, uint64_t info, uint64_t sp)
 	if (t != NULL && t->recording && (HG_INFO_FLAGS(info) & HG_READ)) {
 		uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_RELAXED);
 		if (base > HG_HANDOFF_IN_HEAP)
-			__builtin_prefetch(hg_wslot_of(base, addr + 1), 0, 3);
+			__builtin_prefetch(hg_wslot_of(base, hg_wkey(addr)), 0, 3);
 	}
 	hg_access_one(addr, info, sp);
 }

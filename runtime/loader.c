@@ -31,12 +31,11 @@ typedef int (*hg_phdr_cb)(struct dl_phdr_info *, size_t, void *);
 DEFINE_REAL(int, dl_iterate_phdr, hg_phdr_cb, void *)
 int dl_iterate_phdr(hg_phdr_cb cb, void *data)
 {
-	resolve_dl_iterate_phdr();
 	struct hg_thread *t = hg_bufferable();
 	if (!t)
-		return REAL(dl_iterate_phdr)(cb, data);
+		return hg_walk_objects(cb, data);
 	t->in_rt = 1;
-	int r = REAL(dl_iterate_phdr)(cb, data);
+	int r = hg_walk_objects(cb, data);
 	t->in_rt = 0;
 	return r;
 }

@@ -298,7 +298,7 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 		if (!base || base == HG_HANDOFF_IN_HEAP)
 			return 0;
 		for (int k = 0; k < t->nrec_w; k++)
-			if (!hg_write_publish(t, base, t->rec_w[k] + 1, e, m))
+			if (!hg_write_publish(t, base, hg_wkey(t->rec_w[k]), e, m))
 				return 0;
 	}
 	return hg_begin_segment(t); /* checked above: it cannot fail */

@@ -159,6 +159,13 @@ HG_INLINE static inline int hg_vc_header(uintptr_t vc, uint64_t hw, const uint64
 	return *n <= hw && (*n == 0 || *c);
 }
 
+/* hg_wkey is the key of the variable at addr in the published writes
+ * (runtime/detect, wrKey: by exact address, 0 being a free way). */
+HG_INLINE static inline uint64_t hg_wkey(uint64_t addr)
+{
+	return addr + 1;
+}
+
 /* hg_wslot_of is key's slot of the published writes, whose memory is at
  * base (hg_handoff_keys[0]; runtime/detect, segSlotIndex). */
 HG_INLINE static inline struct hg_wslot *hg_wslot_of(uintptr_t base, uint64_t key)
