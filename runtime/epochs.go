@@ -26,17 +26,80 @@ func publishEpoch(tid int32, e uint64) {
 	}
 }
 
-// publishSnapshot stores the address of thread tid's clock snapshot, the
-// one the ways its C side publishes stand for, where other threads' C
-// sides read it (hg_tstate's snap; nil: none). The snapshot is a
-// shadow.VC, whose first two words are its components' address and count
-// (shadow.TestVCLayout); the thread's snapPub keeps it alive. A plain
-// store: other threads read it only after a way the thread's C side
-// writes after this call returns.
-func publishSnapshot(tid int32, snap *shadow.VC) {
-	if tid >= 0 && tid < C.HG_MAX_THREADS {
-		*(*uintptr)(unsafe.Pointer(&C.hg_tstate[tid].snap)) = uintptr(unsafe.Pointer(snap))
+// snapshotAt is the clock of the hand-off ways thread tid's C side
+// published at its clock `clock`, read from tid's snapshot ring as
+// hg_snap_at (rt_internal.h, where the layout is) reads it, into a new
+// clock in the Go heap, or have when it is that clock already. Its own
+// component is the entry's (at most clock). ok is false when the entry
+// changed while it was read (the caller reads again); vc is nil when tid
+// has no ring.
+func snapshotAt(tid uint16, clock uint64, have *shadow.VC) (vc *shadow.VC, ok bool) {
+	r := snapshotRing(tid)
+	if r == nil {
+		return nil, true
 	}
+	word := func(p unsafe.Pointer, i uint64) uint64 { return atomic.LoadUint64((*uint64)(unsafe.Add(p, 8*i))) }
+	size := 3 + word(r, 0) // words an entry takes
+	entry := func(k uint64) unsafe.Pointer { return unsafe.Add(r, 16+8*(k%C.HG_SNAPS)*size) }
+	h := word(r, 1)
+	lo := h - min(h, C.HG_SNAPS)
+	pick := int64(-1)
+	for k := h; k > lo; {
+		k--
+		e := entry(k)
+		if word(e, 0) != 2*k+2 {
+			break
+		}
+		from := word(e, 1)
+		if word(e, 0) != 2*k+2 {
+			break
+		}
+		if pick = int64(k); from <= clock {
+			break
+		}
+	}
+	if pick < 0 {
+		return nil, false
+	}
+	e, q := entry(uint64(pick)), 2*uint64(pick)+2
+	n := word(e, 2)
+	if word(e, 0) != q || n > size-3 {
+		return nil, false
+	}
+	c := make([]uint64, max(n, uint64(tid)+1))
+	same := have != nil && have.Len() <= len(c)
+	for v := range n {
+		c[v] = word(e, 3+v)
+		if v == uint64(tid) {
+			c[v] = min(c[v], clock)
+		}
+		same = same && have.Get(uint16(v)) == c[v]
+	}
+	if word(e, 0) != q {
+		return nil, false
+	}
+	if same {
+		return have, true
+	}
+	return shadow.VCOf(c), true
+}
+
+// snapshotsPushed is how many entries thread tid's snapshot ring took
+// (0: none, or no ring).
+func snapshotsPushed(tid uint16) uint64 {
+	if r := snapshotRing(tid); r != nil {
+		return atomic.LoadUint64((*uint64)(unsafe.Add(r, 8)))
+	}
+	return 0
+}
+
+// snapshotRing is the address of thread tid's snapshot ring (hg_tstate's
+// snaps), nil for none.
+func snapshotRing(tid uint16) unsafe.Pointer {
+	if int(tid) >= C.HG_MAX_THREADS {
+		return nil
+	}
+	return atomic.LoadPointer((*unsafe.Pointer)(unsafe.Pointer(&C.hg_tstate[tid].snaps)))
 }
 
 // markTrace marks thread tid's call trace where its segment e begins

@@ -93,6 +93,7 @@ struct hg_event {
 #define HG_LKC_Q 8  /* transitions one flush hands the lock view (lockview.c, hg_lkc_drain) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 #define HG_CMADE 512 /* hand-off table ways a record remembers writing in C (regionpub.c) */
+#define HG_SNAPS 32  /* entries of a thread's snapshot ring (rt_internal.h, struct hg_snaps) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset
  * ids before and after an operation on a mutex. */
@@ -177,17 +178,17 @@ struct hg_thread {
 	 * the thread's clock as it is now, but for its own component
 	 * (regionpub.c). */
 	uint64_t joined_at;
-	/* The Go side has a clock snapshot of the thread made since its last
-	 * join (cRecord.KnowSnapshot): regionpub.c may publish a region that
-	 * wrote under it. The hand-off tables' ways it wrote so, each
-	 * table << 31 | way, until the Go side takes them at the thread's
-	 * next join (cRecord.TakeCMade); none are written once cmade is
-	 * full. */
-	uint8_t snap_ok;
-	uint8_t want_snap; /* ... and the C side would have published a region with one (cRecord.WantsSnapshot) */
+	/* The hand-off tables' ways regionpub.c wrote for the thread since
+	 * its last call into Go (their clock is in the thread's snapshot
+	 * ring, hg_tstate's snaps), each table << 31 | way, which the Go side
+	 * takes at the next call and gives their clock in place
+	 * (cRecord.TakeCMade); none are written once cmade is full. snap_keep
+	 * is the oldest entry of the ring they may name (the newest at that
+	 * call): until the next, the ring takes no entry in its place. */
 	uint8_t region_read; /* the region's mutex was taken in read mode (wrappers.c) */
 	uint16_t ncmade;
 	uint32_t cmade[HG_CMADE];
+	uint64_t snap_keep;
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
 	 * lockset ids as hg_tstate holds them (lk, valid while locks_known:
@@ -313,14 +314,12 @@ struct hg_tstate {
 	 * a forked child's detector, which shares this array (remote.c), sees
 	 * it too. */
 	uint64_t moving;
-	/* The address of the thread's clock snapshot while its C side may
-	 * publish regions under it (runtime/detect, thread.snapPub; 0: none),
-	 * written by the thread's Go side (cRecord.KnowSnapshot): a hand-off
-	 * way the C side wrote for the thread stands for it, and another
-	 * thread reads such a way's clock from here (regionpub.c,
-	 * hg_covered_way). A shadow.VC: its components' address and count,
-	 * in its first two words. */
-	uint64_t snap;
+	/* The address of the thread's snapshot ring (struct hg_snaps,
+	 * rt_internal.h; 0 until the thread's C side first publishes a
+	 * region), where a hand-off way the C side wrote for the thread
+	 * finds its clock by its epoch: regionpub.c writes it, other threads'
+	 * C sides (hg_snap_at) and the Go side (snapshotAt) read it. */
+	uint64_t snaps;
 	uint64_t pad[4];
 };
 extern struct hg_tstate hg_tstate[HG_MAX_THREADS]; /* fastpath.c */

@@ -18,6 +18,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 		rec.KnowJoin(t.vc.Get(uint16(t.tid)))
 	}
 	t.rec, t.tsetGen = rec, d.tsets.Generation()
+	t.materialize(false)
 	for i, e := range events {
 		d.event(t, e, events[i+1:])
 	}
