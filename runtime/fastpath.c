@@ -427,33 +427,62 @@ void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
  * not know yet? segTable.news over the same memory: an entry of the key
  * whose epoch the row does not cover, or, when the key has no entry, an
  * overflow segment the thread was not told it knows. A way being
- * rewritten counts as news. */
-HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
+ * rewritten counts as news. *found says whether the key has an entry
+ * (hg_handoff_seen). */
+HG_INLINE static inline int hg_handoff_seen(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known, int *found)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
+	*found = 0;
 	if (!base)
 		return 0; /* nothing published yet */
 	if (base == HG_HANDOFF_IN_HEAP)
 		return 1;
 	uint64_t *ways = &hg_wslot_of(base, key)->way[0][0];
-	int found = 0;
 	for (int w = 0; w < 8; w++) {
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
 			continue;
 		uint64_t e = __atomic_load_n(&ways[2 * w + 1], __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
 			return 1;
-		found = 1;
+		*found = 1;
 		uint64_t tid = e >> 48, clock = e & ((1ull << 48) - 1);
 		if (tid != self && known[tid] < clock)
 			return 1;
 	}
-	if (!found) {
+	if (!*found) {
 		uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
 		if (over && t->over_known[0] != over)
 			return 1;
 	}
 	return 0;
+}
+
+HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
+{
+	int found;
+	return hg_handoff_seen(t, key, self, known, &found);
+}
+
+/* hg_reads_known: t knows the segment published for each read its
+ * region recorded from index `from` on (hg_handoff_news: none is news,
+ * nor the overflow for a read without one), so that joining them
+ * (runtime/detect, wrSegs.joinInto) would change nothing; *found says
+ * whether any of them has one. */
+HG_PLAIN int hg_reads_known(struct hg_thread *t, int from, int *found)
+{
+	const uint64_t *known = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	*found = 0;
+	if (!known || t->tid < 0)
+		return 0;
+	uint64_t self = (uint64_t)t->tid;
+	known += self * HG_MAX_THREADS;
+	for (int i = from; i < t->nrec_r; i++) {
+		int seen;
+		if (hg_handoff_seen(t, hg_wkey(t->rec_r[i]), self, known, &seen))
+			return 0;
+		*found |= seen;
+	}
+	return 1;
 }
 
 /* hg_rlway_news: does the way hold, for a writer under mutex m, a region
@@ -895,6 +924,30 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
  * mark is noted for the next condition wait (wrappers.c); a wait-loop exit
  * goes to the Go side in order with the thread's accesses, since it acts on
  * the reads recorded since the last lock. */
+/* hg_loop_exit_c settles a wait loop's exit (runtime/detect, loopExit)
+ * in C when the Go side's would only move t to its next segment: t is
+ * inside a region, with lsd=wr; no marked wait of the loop completed
+ * since its last exit (the loop's condition variable would then come
+ * from the Go side's record of it); nothing waits in the buffer for the
+ * Go side; a read the region recorded has a published segment (no
+ * fallback to the condition variable's TS_cv), and t knows the segment
+ * of every one (the reads joined them when they were made:
+ * hg_handoff_join). The region's end then searches the reads recorded
+ * after this (waited_c, hook_joined), in C or, with the unlock event's
+ * HG_LOCK_WAITED_C, on the Go side. A queue's consumer left its wait
+ * loop in every region and called into Go for it (bench/pipeline.c). */
+static __attribute__((target("general-regs-only"))) int hg_loop_exit_c(struct hg_thread *t)
+{
+	int found;
+	if (!t->recording || hg_opts.lsd != 2 || t->loop_waited || t->go_pending || t->sig_depth || t->sig_n ||
+	    t->sig_acq || !hg_reads_known(t, 0, &found) || !found || !hg_begin_segment(t))
+		return 0;
+	hg_tick_event(t, t->region_mutex, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
+	t->waited_c = 1;
+	t->hook_joined = (uint8_t)t->nrec_r;
+	return 1;
+}
+
 HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 {
 	if (!hg_detect || t->in_rt || t->tid < 0 || hg_opts.lsd == 0)
@@ -909,9 +962,12 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 		return;
 	}
 	t->wait_mark = 0;
-	t->waited = t->recording;
 	if (t->recording)
 		hg_cvm_note(t->region_mutex);
+	if (hg_loop_exit_c(t))
+		return;
+	t->loop_waited = 0;
+	t->waited = t->recording;
 	if (kind & HG_HOOK_DEREF) {
 		/* the pointer is loaded here; the pc field holds an addend */
 		addr = hg_safe_load(addr);
@@ -1216,6 +1272,20 @@ HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t siz
 	if (ok && a->obj == addr && a->stamp == before)
 		a->stamp = before + 1, a->exact = j.own;
 	return ok;
+}
+
+/* hg_cv_release_c makes the release of a signal on condition variable
+ * cv (runtime/detect, Detector.release) in C, as the counterpart write
+ * of a spin variable's (hg_release_known, hg_release_c), and begins t's
+ * next segment. 0: the Go side releases. A signal inside a region went
+ * to the Go side with the region's hand-over, a call into Go per region
+ * of a queue (bench/pipeline.c). */
+HG_PLAIN int hg_cv_release_c(struct hg_thread *t, uint64_t cv)
+{
+	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_depth || !(hg_release_known(t, cv, 0) || hg_release_c(t, cv, 0)))
+		return 0;
+	hg_released(t, cv);
+	return 1;
 }
 
 /* hg_acquire_c makes an acquire of the word at addr (an atomic's acquire

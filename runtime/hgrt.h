@@ -172,6 +172,12 @@ struct hg_thread {
 	 * settling, which it settles again in the new segment (fastpath.c,
 	 * hg_handoff_join) */
 	uint8_t rejoined;
+	/* The region left a wait loop whose exit the C side settled
+	 * (fastpath.c, hg_loop_exit_c), after the reads up to hook_joined;
+	 * loop_waited: a marked wait of the current wait loop completed since
+	 * its last exit (the Go side then names the loop's condition
+	 * variable: runtime/detect, loopExit). */
+	uint8_t waited_c, hook_joined, loop_waited;
 	/* The thread's own clock when its vector clock last took in another
 	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
 	 * seen the thread. A reader-log way published at a later clock holds

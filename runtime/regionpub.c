@@ -86,13 +86,18 @@ static void hg_rlway_add(struct hg_rlway *w, const struct hg_thread *t)
 }
 
 /* hg_region_quiet: t's region of m did nothing the Go side must see at
- * its end but read and write (no signal, wait or nested lock; m alone
- * held, in write mode if it wrote; its writes all recorded), and the Go
- * side's clock of t is its epoch. */
-static int hg_region_quiet(struct hg_thread *t, uint64_t m)
+ * its end but read and write (no signal or wait the Go side handles, no
+ * nested lock; m alone held, in write mode if it wrote; its writes all
+ * recorded), and the Go side's clock of t is its epoch. A region that
+ * left a wait loop the C side settled (waited_c) must know the segments
+ * of the reads it made after that, which the Go side would join
+ * (runtime/detect, regionEnd). */
+int hg_region_quiet(struct hg_thread *t, uint64_t m)
 {
+	int found;
 	if (!hg_opts.handoff || t->tid < 0 || t->go_pending || t->sig_n || t->sig_acq || !t->recording ||
-	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on())
+	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on() ||
+	    (t->waited_c && !hg_reads_known(t, t->hook_joined, &found)))
 		return 0;
 	if (!t->wrote)
 		return t->nrec_r > 0 && t->ncmade < HG_CMADE;

@@ -293,8 +293,17 @@ extern void __libc_free(void *);
 
 /* regionpub.c: the region of mutex m that t is ending was published in
  * C and t moved to its next segment (1), or the Go side must publish it
- * (0). */
+ * (0). hg_region_quiet: the C side may publish it, as far as the region
+ * itself tells (hg_region_publish checks it again, and the tables). */
 HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
+HG_INTERNAL int hg_region_quiet(struct hg_thread *t, uint64_t m);
+
+/* fastpath.c: t knows the published segments of the reads its region
+ * recorded from index from on, and *found says whether any has one
+ * (hg_reads_known); a signal's release on cv made in C
+ * (hg_cv_release_c, 0: the Go side's to make). */
+HG_INTERNAL int hg_reads_known(struct hg_thread *t, int from, int *found);
+HG_INTERNAL int hg_cv_release_c(struct hg_thread *t, uint64_t cv);
 
 /* The clock bits of a cell epoch (hg_tstate), and whether the C side may
  * begin a segment after one at epoch: past half of those bits, the Go

@@ -314,6 +314,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->joined_at = ~0ull;
 	t->ncmade = 0;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
+	t->waited_c = t->hook_joined = t->loop_waited = 0;
 	t->want_stack = 0;
 	t->locks_known = 0;
 	t->last_atomic = t->region_mutex = 0;

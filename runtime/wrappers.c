@@ -63,6 +63,7 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
 #define HG_PUB_SPIN 1024 /* pauses before a waiter sleeps (hg_publish_wait) */
 enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
+#define HG_PUB_IN_C 4 /* ... flag: the C side publishes it (regionpub.c), unless it cannot */
 static struct hg_pub_slot {
 	/* publications under way, by what they hand over (futex words): a
 	 * region that wrote or signalled, and one that only read */
@@ -354,11 +355,13 @@ static struct hg_pub_slot *hg_publish_begin(struct hg_thread *t, const volatile 
 /* A publisher that drops a pending word to zero wakes the slot's
  * sleepers; a waiter counts itself in before it looks at the word for the
  * last time, so that one of the two sees the other (both sequentially
- * consistent). */
-static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int what)
+ * consistent). A region the C side published leaves its events in the
+ * buffer (flush 0). */
+static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int what, int flush)
 {
 	int saved = errno;
-	hg_flush(t);
+	if (flush)
+		hg_flush(t);
 	t->publishing = 0;
 	if (__atomic_sub_fetch(&slot->pending[what], 1, __ATOMIC_SEQ_CST) == 0 &&
 	    __atomic_load_n(&slot->sleepers, __ATOMIC_SEQ_CST) > 0)
@@ -443,6 +446,7 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 	if (!(mode & HG_LOCK_WAIT) && !t->recording && (hg_opts.lsd != 0 || hg_opts.handoff)) {
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
+		t->waited_c = t->hook_joined = t->loop_waited = 0;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
 		t->region_read = (mode & HG_LOCK_READ) != 0;
 		hg_record_reads_reset(t);
@@ -507,6 +511,18 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
 	hg_published(t, mark);
 }
 
+/* hg_region_close ends t's region of m with its unlock event (mode),
+ * which tells of a wait-loop exit the C side settled. */
+static void hg_region_close(struct hg_thread *t, const volatile void *m, int mode)
+{
+	if (t->waited_c)
+		mode |= HG_LOCK_WAITED_C | (int)t->hook_joined << HG_LOCK_MARK_SHIFT;
+	hg_unlock_event(t, m, mode);
+	t->recording = t->waited = t->wrote = t->signalled = 0;
+	t->waited_c = t->hook_joined = t->loop_waited = 0;
+	t->region_mutex = 0;
+}
+
 /* hg_region_end is every unlock. Releasing the mutex that began the
  * current lock-protected region ends the region. A region with recorded
  * writes (made since its lock or its last signal) that finished a
@@ -518,9 +534,16 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
  * region that wrote or read goes there too: its writes are handed to the
  * next reader, its reads to the next writer (runtime/detect/handoff.go).
  * Other unlocks travel in the buffer like the locks. It returns what the
- * region hands to the Go side, which its caller does after the real
- * unlock (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES
- * when it wrote or signalled, -1 for nothing. */
+ * region hands over, which its caller does after the real unlock
+ * (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES when
+ * it wrote or signalled, with HG_PUB_IN_C when the C side may publish it
+ * (hg_region_end_c), -1 for nothing.
+ *
+ * The C side's publication came before the real unlock until
+ * 2026-11-28, inside the critical section: a thread that wanted the
+ * mutex meanwhile went to sleep on it (glibc's mutexes do not spin),
+ * where after the unlock it spins a while for the publication
+ * (hg_publish_wait). */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
@@ -531,28 +554,42 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		hg_unlock_event(t, m, 0);
 		return -1;
 	}
+	if (hg_region_quiet(t, (uint64_t)(uintptr_t)m))
+		return (t->wrote ? HG_PUB_WRITES : HG_PUB_READS) | HG_PUB_IN_C;
+	/* only recorded writes are published (a signal took the earlier
+	 * ones); a region that waited also follows the relations of what it
+	 * read */
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
 	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
-	if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
-		/* published in C: the Go side follows the tick */
+	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
+		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
+	if (flush) {
+		what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
+		t->pub_go++;
+		mode |= HG_LOCK_RECORD;
+	}
+	hg_region_close(t, m, mode);
+	return what;
+}
+
+/* hg_region_end_c ends, after the real unlock, a region hg_region_end
+ * left to the C side: published in C, the Go side follows the tick; else
+ * (something came in between: a signal handler's events) the Go side
+ * publishes it whole. It returns whether the buffer must go to the Go
+ * side now. */
+static int hg_region_end_c(struct hg_thread *t, const volatile void *m)
+{
+	int mode = HG_LOCK_END | (hg_cvm_is((uint64_t)(uintptr_t)m) ? HG_LOCK_CVM : 0);
+	int c = hg_region_publish(t, (uint64_t)(uintptr_t)m);
+	if (c) {
 		t->pub_c++;
 		mode |= HG_LOCK_TICKED;
 	} else {
-		/* only recorded writes are published (a signal took the earlier
-		 * ones); a region that waited also follows the relations of what
-		 * it read */
-		int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-			    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
-		if (flush) {
-			what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
-			t->pub_go++;
-			mode |= HG_LOCK_RECORD;
-		}
+		t->pub_go++;
+		mode |= HG_LOCK_RECORD;
 	}
-	hg_unlock_event(t, m, mode);
-	t->recording = t->waited = t->wrote = t->signalled = 0;
-	t->region_mutex = 0;
-	return what;
+	hg_region_close(t, m, mode);
+	return !c;
 }
 
 /* ---- happens-before: release on the object, acquire on it ---- */
@@ -652,9 +689,11 @@ static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *
 		int what = t ? hg_region_end(t, m) : -1;     \
 		if (what < 0)                                \
 			return REAL(name)(m);                \
-		struct hg_pub_slot *slot = hg_publish_begin(t, m, what); \
+		int kind = what & ~HG_PUB_IN_C;              \
+		struct hg_pub_slot *slot = hg_publish_begin(t, m, kind); \
 		int r = REAL(name)(m);                       \
-		hg_publish_end(t, slot, what);               \
+		int flush = !(what & HG_PUB_IN_C) || hg_region_end_c(t, m); \
+		hg_publish_end(t, slot, kind, flush);        \
 		return r;                               \
 	}
 
@@ -740,6 +779,8 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 	if (!t)
 		return;
 	if (hg_opts.handoff && t->recording && hg_cvm_waited_with((uint64_t)(uintptr_t)c, t->region_mutex)) {
+		if (hg_cv_release_c(t, (uint64_t)(uintptr_t)c))
+			return; /* released in C, at the signal, as the Go side would */
 		hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
 		t->signalled = 1;
 		return;
@@ -818,6 +859,7 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
 	t->waited = t->recording;
+	t->loop_waited |= in_loop;
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_WAITDONE),
 		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
 	hg_flush(t);
