@@ -178,6 +178,10 @@ struct hg_thread {
 	 * its last exit (the Go side then names the loop's condition
 	 * variable: runtime/detect, loopExit). */
 	uint8_t waited_c, hook_joined, loop_waited;
+	/* A signal of the region on this condition variable, which the C
+	 * side releases after the mutex's release, or else hands to the Go
+	 * side (wrappers.c, hg_signal_settle); 0: none. */
+	uint64_t cv_signal;
 	/* The thread's own clock when its vector clock last took in another
 	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
 	 * seen the thread. A reader-log way published at a later clock holds
@@ -501,6 +505,7 @@ void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released *
 extern int hg_spin_used;
 void hg_cvm_note(uint64_t m); /* m is a mutex used with a condition variable */
 int hg_cvm_is(uint64_t m);
+int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n);
 void hg_cvm_wait(uint64_t c, uint64_t m);        /* a wait on condition variable c with mutex m begins (hg_cvm_note too) */
 int hg_cvm_waited_with(uint64_t c, uint64_t m); /* c's last wait named m, or none was made (hg_signal) */
 uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */

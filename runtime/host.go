@@ -125,6 +125,20 @@ func (r *cRecord) KnowAcquired(obj, stamp, exact uint64) {
 	}
 }
 
+// KnowSnapshot pushes the thread's clock snapshot onto its snapshot ring
+// (hg_snap_push_go): false when the ring may not take it before the ways
+// the C side wrote are materialized. Only the thread's own calls push.
+func (r *cRecord) KnowSnapshot(vc *shadow.VC) bool {
+	if r == nil || vc.Len() == 0 {
+		return true
+	}
+	c := vc.Components()
+	if pushSnapshot(uint16(r.tid), c) {
+		return true
+	}
+	return C.hg_snap_push_go((*C.struct_hg_thread)(r), C.uint64_t(c[min(int(r.tid), len(c)-1)]), (*C.uint64_t)(unsafe.Pointer(&c[0])), C.uint64_t(len(c))) != 0
+}
+
 // TakeCMade hands over and forgets the hand-off table ways the C side
 // wrote with their clock in the thread's snapshot ring (hgrt.h, cmade),
 // with all or once the list or the ring since the last take (snap_keep)

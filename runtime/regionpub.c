@@ -133,14 +133,14 @@ static struct hg_snaps *hg_snaps_new(uint64_t cap)
  * be had, or the entry to push would take the place of one that a way
  * written since t's last call into Go may name (snap_keep): a way keeps
  * the clock of its region that way, until the Go side writes it in. */
-static int hg_snap_push(struct hg_thread *t, uint64_t now, const uint64_t *row, uint64_t hw)
+static int hg_snap_push(struct hg_thread *t, uint64_t now, const uint64_t *row, uint64_t hw, int may_push)
 {
 	uint64_t self = (uint64_t)t->tid;
 	struct hg_snaps *r = (struct hg_snaps *)(uintptr_t)hg_tstate[self].snaps;
 	if (!r || r->cap < hw) {
 		/* a bigger one, for more threads (once no way names an entry
 		 * of the old one, which stays where readers may be) */
-		if (t->ncmade)
+		if (t->ncmade || !may_push)
 			return 0;
 		r = hg_snaps_new(hw <= 8 ? 8 : HG_JOIN_TIDS);
 		if (!r)
@@ -155,7 +155,7 @@ static int hg_snap_push(struct hg_thread *t, uint64_t now, const uint64_t *row, 
 		if (v == hw && e->n <= hw)
 			return 1; /* no join since */
 	}
-	if (t->ncmade && h >= t->snap_keep + HG_SNAPS)
+	if (!may_push || (t->ncmade && h >= t->snap_keep + HG_SNAPS))
 		return 0;
 	struct hg_snap *e = hg_snap_entry(r, h);
 	__atomic_store_n(&e->seq, 2 * h + 1, __ATOMIC_RELAXED);
@@ -340,6 +340,18 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	return 1;
 }
 
+/* hg_snap_push_go pushes thread t's clock c[0..n) (its own component
+ * from) onto its snapshot ring, for the clock snapshot its Go side made
+ * (runtime/detect, thread.snapshot): the C side's later regions, until
+ * the thread's next join, publish under it. 0 when the ring may not
+ * take it now (the Go side then materializes every way first). */
+int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n)
+{
+	if (t->tid < 0 || n > HG_JOIN_TIDS || (uint64_t)t->tid >= n)
+		return 1; /* the C side does not publish for it */
+	return hg_snap_push(t, from & HG_CELL_CLOCK, c, n, 1);
+}
+
 /* general registers only: the fast path calls it from instrumented code
  * (fastpath.c, hg_acquired_known), where the program's vector registers
  * are live. */
@@ -362,7 +374,7 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 	const uint64_t *rows = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
 	uint64_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE);
 	if (!hg_clock_room(now) || !rows || hw > HG_JOIN_TIDS || self >= hw ||
-	    !hg_snap_push(t, now & HG_CELL_CLOCK, rows + self * HG_MAX_THREADS, hw))
+	    !hg_snap_push(t, now & HG_CELL_CLOCK, rows + self * HG_MAX_THREADS, hw, hg_cvm_is(m)))
 		return 0;
 	uint64_t e = self << 48 | (now & HG_CELL_CLOCK);
 	if (t->nrec_r > 0 && !hg_reads_publish(t, m, e))

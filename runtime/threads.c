@@ -315,6 +315,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->ncmade = 0;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
 	t->waited_c = t->hook_joined = t->loop_waited = 0;
+	t->cv_signal = 0;
 	t->want_stack = 0;
 	t->locks_known = 0;
 	t->last_atomic = t->region_mutex = 0;

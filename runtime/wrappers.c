@@ -511,6 +511,8 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
 	hg_published(t, mark);
 }
 
+static void hg_signal_settle(struct hg_thread *t);
+
 /* hg_region_close ends t's region of m with its unlock event (mode),
  * which tells of a wait-loop exit the C side settled. */
 static void hg_region_close(struct hg_thread *t, const volatile void *m, int mode)
@@ -520,6 +522,7 @@ static void hg_region_close(struct hg_thread *t, const volatile void *m, int mod
 	hg_unlock_event(t, m, mode);
 	t->recording = t->waited = t->wrote = t->signalled = 0;
 	t->waited_c = t->hook_joined = t->loop_waited = 0;
+	t->cv_signal = 0;
 	t->region_mutex = 0;
 }
 
@@ -537,13 +540,17 @@ static void hg_region_close(struct hg_thread *t, const volatile void *m, int mod
  * region hands over, which its caller does after the real unlock
  * (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES when
  * it wrote or signalled, with HG_PUB_IN_C when the C side may publish it
- * (hg_region_end_c), -1 for nothing.
+ * (hg_region_end_c), -1 for nothing (a region the C side published
+ * before the unlock included).
  *
- * The C side's publication came before the real unlock until
- * 2026-11-28, inside the critical section: a thread that wanted the
- * mutex meanwhile went to sleep on it (glibc's mutexes do not spin),
- * where after the unlock it spins a while for the publication
- * (hg_publish_wait). */
+ * The C side publishes a region under a mutex used with condition
+ * variables after the real unlock: the waiter the region's signal woke
+ * takes the mutex back at once, and inside the critical section the
+ * publication sent it to sleep on the mutex (glibc's mutexes do not
+ * spin), where after the unlock it spins a while for the publication
+ * (hg_publish_wait): bench/pipeline.c switched 53 thousand times against
+ * 15 thousand. Other regions it publishes before the unlock, which costs
+ * the next locker no wait: bench/locks.c ran 3% slower the other way. */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
@@ -554,13 +561,21 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 		hg_unlock_event(t, m, 0);
 		return -1;
 	}
-	if (hg_region_quiet(t, (uint64_t)(uintptr_t)m))
-		return (t->wrote ? HG_PUB_WRITES : HG_PUB_READS) | HG_PUB_IN_C;
+	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
+	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
+	if (hg_region_quiet(t, (uint64_t)(uintptr_t)m)) {
+		if (cvm || t->cv_signal)
+			return (t->wrote || t->cv_signal ? HG_PUB_WRITES : HG_PUB_READS) | HG_PUB_IN_C;
+		if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
+			t->pub_c++;
+			hg_region_close(t, m, mode | HG_LOCK_TICKED);
+			return -1;
+		}
+	}
+	hg_signal_settle(t); /* before the unlock: the hand-over takes it */
 	/* only recorded writes are published (a signal took the earlier
 	 * ones); a region that waited also follows the relations of what it
 	 * read */
-	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
-	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
 	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
 		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
 	if (flush) {
@@ -580,6 +595,7 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 static int hg_region_end_c(struct hg_thread *t, const volatile void *m)
 {
 	int mode = HG_LOCK_END | (hg_cvm_is((uint64_t)(uintptr_t)m) ? HG_LOCK_CVM : 0);
+	hg_signal_settle(t);
 	int c = hg_region_publish(t, (uint64_t)(uintptr_t)m);
 	if (c) {
 		t->pub_c++;
@@ -779,16 +795,36 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 	if (!t)
 		return;
 	if (hg_opts.handoff && t->recording && hg_cvm_waited_with((uint64_t)(uintptr_t)c, t->region_mutex)) {
-		if (hg_cv_release_c(t, (uint64_t)(uintptr_t)c))
-			return; /* released in C, at the signal, as the Go side would */
-		hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
-		t->signalled = 1;
+		if (t->cv_signal != (uint64_t)(uintptr_t)c)
+			hg_signal_settle(t); /* another one's, first */
+		t->cv_signal = (uint64_t)(uintptr_t)c;
 		return;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	hg_published(t, 0); /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */
+}
+
+/* hg_signal_settle releases the region's signal that waits (cv_signal):
+ * in C when the condition variable's slot of the release stamps allows
+ * (hg_cv_release_c), else in the buffer for the Go side, which the
+ * region's hand-over takes (signalled). Made after the mutex's release
+ * (hg_region_end_c), the release costs the critical section nothing: a
+ * queue's four threads on one mutex (bench/handoff.c) slept on it 5%
+ * more often with the release made at the signal. It orders after the
+ * signaller what the region did after the signal too, which the mutex
+ * orders before the woken waiter anyway. */
+static void hg_signal_settle(struct hg_thread *t)
+{
+	uint64_t c = t->cv_signal;
+	if (!c)
+		return;
+	t->cv_signal = 0;
+	if (hg_cv_release_c(t, c))
+		return;
+	hg_event(t, c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
+	t->signalled = 1;
 }
 
 int pthread_cond_signal(pthread_cond_t *c)
@@ -838,6 +874,7 @@ static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t
 	t->wait_mark = 0;
 	hg_cvm_wait((uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m);
 	int mark = hg_opts.handoff ? hg_wait_mark(t, m) : -1;
+	hg_signal_settle(t); /* the wait releases the mutex */
 	if (mark < 0 || t->nrec_w <= mark) {
 		hg_unlock_event(t, m, HG_LOCK_WAIT);
 		if (t->signalled) /* a signal waits in the buffer (hg_signal) */

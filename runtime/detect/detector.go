@@ -69,6 +69,7 @@ type thread struct {
 	snap         *shadow.VC                   // snapshot of vc for published segments, nil after a join (handoff.go)
 	det          *Detector                    // for the tables its end materializes (handoff.go)
 	cmade        []uint32                     // materialize's buffer
+	lastSnap     *shadow.VC                   // the snapshot before snap (materialize)
 	overKnown    [4]uint64                    // ids of overflow segments t's clock already covers (handoff.go news)
 	syncKnown    [abi.SyncKnown]acquiredStamp // synchronisation objects t's clock holds up to a release stamp (sync.go)
 	regionMutex  uint64                       // the mutex of the current region, or of the last one (handoff.go)

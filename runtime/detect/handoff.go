@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"iter"
 
 	"hgrewrite/shadow"
@@ -160,16 +161,28 @@ func (seg *wrSeg) heldBy(t *thread) bool {
 
 // snapshot is a copy of t's vector clock that stays valid until t joins
 // another clock; ticks change only t's own component, which segments keep
-// apart. Publishing a region then costs no copy of the clock.
+// apart. Publishing a region then costs no copy of the clock. The C side
+// is told of it (its snapshot ring takes it): it publishes t's regions
+// under it until t's next join (runtime/regionpub.c).
 func (t *thread) snapshot() *shadow.VC {
 	if t.snap == nil {
+		// the ways the C side wrote since the last snapshot mostly
+		// name it: materialized now, they cost no look-up in the ring
+		t.materialize(true)
 		t.snap = t.vc.Copy()
+		if t.rec != nil {
+			t.rec.KnowSnapshot(t.snap)
+		}
 	}
 	return t.snap
 }
 
 // dropSnapshot ends t's snapshot: t joins another clock.
-func (t *thread) dropSnapshot() { t.snap = nil }
+func (t *thread) dropSnapshot() {
+	if t.snap != nil {
+		t.lastSnap, t.snap = t.snap, nil
+	}
+}
 
 // snapAt is the clock of the hand-off ways the C side wrote for thread
 // tid at its clock `clock` (runtime/regionpub.c: the ways keep it in the
@@ -197,7 +210,7 @@ func (t *thread) materialize(all bool) {
 		return
 	}
 	t.cmade = t.rec.TakeCMade(t.cmade[:0], all)
-	var vc *shadow.VC
+	vc := cmp.Or(t.snap, t.lastSnap) // the clock most of them name: no copy for them
 	for _, w := range t.cmade {
 		if table, way := HandoffTable(w>>31), w&(1<<31-1); table == HandoffWrites {
 			vc = t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
