@@ -549,8 +549,9 @@ static void hg_region_close(struct hg_thread *t, const volatile void *m, int mod
  * publication sent it to sleep on the mutex (glibc's mutexes do not
  * spin), where after the unlock it spins a while for the publication
  * (hg_publish_wait): bench/pipeline.c switched 53 thousand times against
- * 15 thousand. Other regions it publishes before the unlock, which costs
- * the next locker no wait: bench/locks.c ran 3% slower the other way. */
+ * 15 thousand (one run each, 2026-11-28). Other regions it publishes
+ * before the unlock, as until then: the next locker then has no
+ * publication to wait for. */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
@@ -811,10 +812,10 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
  * (hg_cv_release_c), else in the buffer for the Go side, which the
  * region's hand-over takes (signalled). Made after the mutex's release
  * (hg_region_end_c), the release costs the critical section nothing: a
- * queue's four threads on one mutex (bench/handoff.c) slept on it 5%
- * more often with the release made at the signal. It orders after the
- * signaller what the region did after the signal too, which the mutex
- * orders before the woken waiter anyway. */
+ * queue's four threads on one mutex (bench/handoff.c) took 5% longer
+ * with the release made at the signal (medians of 5, interleaved). It
+ * orders after the signaller what the region did after the signal too,
+ * which the mutex orders before the woken waiter anyway. */
 static void hg_signal_settle(struct hg_thread *t)
 {
 	uint64_t c = t->cv_signal;
