@@ -268,7 +268,12 @@ const (
 	// the hand-off tables) and moved the thread to its next
 	// segment; the Go side ticks the thread's clock to follow, without
 	// publishing the epoch, which the C side did.
-	LockTicked    = 2048
+	LockTicked = 2048
+	// LockWaitedC, with Unlock|LockEnd: the region left a wait loop
+	// whose exit the C side settled itself (runtime/fastpath.c,
+	// hg_loop_exit_c: it would have joined nothing); the reads recorded
+	// before it, the first len >> LockMarkShift, were searched there.
+	LockWaitedC   = 4096
 	LockMarkShift = 16
 )
 

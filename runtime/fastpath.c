@@ -427,33 +427,62 @@ void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits)
  * not know yet? segTable.news over the same memory: an entry of the key
  * whose epoch the row does not cover, or, when the key has no entry, an
  * overflow segment the thread was not told it knows. A way being
- * rewritten counts as news. */
-HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
+ * rewritten counts as news. *found says whether the key has an entry
+ * (hg_handoff_seen). */
+HG_INLINE static inline int hg_handoff_seen(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known, int *found)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[0], __ATOMIC_ACQUIRE);
+	*found = 0;
 	if (!base)
 		return 0; /* nothing published yet */
 	if (base == HG_HANDOFF_IN_HEAP)
 		return 1;
 	uint64_t *ways = &hg_wslot_of(base, key)->way[0][0];
-	int found = 0;
 	for (int w = 0; w < 8; w++) {
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
 			continue;
 		uint64_t e = __atomic_load_n(&ways[2 * w + 1], __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&ways[2 * w], __ATOMIC_ACQUIRE) != key)
 			return 1;
-		found = 1;
+		*found = 1;
 		uint64_t tid = e >> 48, clock = e & ((1ull << 48) - 1);
 		if (tid != self && known[tid] < clock)
 			return 1;
 	}
-	if (!found) {
+	if (!*found) {
 		uint64_t over = __atomic_load_n((uint64_t *)base, __ATOMIC_ACQUIRE);
 		if (over && t->over_known[0] != over)
 			return 1;
 	}
 	return 0;
+}
+
+HG_INLINE static inline int hg_handoff_news(struct hg_thread *t, uint64_t key, uint64_t self, const uint64_t *known)
+{
+	int found;
+	return hg_handoff_seen(t, key, self, known, &found);
+}
+
+/* hg_reads_known: t knows the segment published for each read its
+ * region recorded from index `from` on (hg_handoff_news: none is news,
+ * nor the overflow for a read without one), so that joining them
+ * (runtime/detect, wrSegs.joinInto) would change nothing; *found says
+ * whether any of them has one. */
+HG_PLAIN int hg_reads_known(struct hg_thread *t, int from, int *found)
+{
+	const uint64_t *known = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	*found = 0;
+	if (!known || t->tid < 0)
+		return 0;
+	uint64_t self = (uint64_t)t->tid;
+	known += self * HG_MAX_THREADS;
+	for (int i = from; i < t->nrec_r; i++) {
+		int seen;
+		if (hg_handoff_seen(t, hg_wkey(t->rec_r[i]), self, known, &seen))
+			return 0;
+		*found |= seen;
+	}
+	return 1;
 }
 
 /* hg_rlway_news: does the way hold, for a writer under mutex m, a region
@@ -509,6 +538,7 @@ HG_INLINE static inline int hg_readers_news(struct hg_thread *t, uint64_t addr, 
 }
 
 HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr);
+HG_SLOW static int hg_readers_join(struct hg_thread *t, uint64_t addr, uint64_t size);
 
 /* hg_handoff_quiet: an access inside a lock-protected region for which
  * the Go side's hand-off look-ups (runtime/detect/handoff.go: a read in
@@ -527,8 +557,10 @@ HG_SLOW static int hg_handoff_quiet(struct hg_thread *t, uint64_t addr, uint64_t
 		hg_handoff_join(t, addr); /* the access then goes the fast path again (rejoined) */
 		return 0;
 	}
-	if ((flags & HG_WRITE) && hg_readers_news(t, addr, size, self, known))
+	if ((flags & HG_WRITE) && hg_readers_news(t, addr, size, self, known)) {
+		hg_readers_join(t, addr, size); /* the access then goes the fast path again (rejoined) */
 		return 0;
+	}
 	return 1;
 }
 
@@ -892,6 +924,30 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
  * mark is noted for the next condition wait (wrappers.c); a wait-loop exit
  * goes to the Go side in order with the thread's accesses, since it acts on
  * the reads recorded since the last lock. */
+/* hg_loop_exit_c settles a wait loop's exit (runtime/detect, loopExit)
+ * in C when the Go side's would only move t to its next segment: t is
+ * inside a region, with lsd=wr; no marked wait of the loop completed
+ * since its last exit (the loop's condition variable would then come
+ * from the Go side's record of it); nothing waits in the buffer for the
+ * Go side; a read the region recorded has a published segment (no
+ * fallback to the condition variable's TS_cv), and t knows the segment
+ * of every one (the reads joined them when they were made:
+ * hg_handoff_join). The region's end then searches the reads recorded
+ * after this (waited_c, hook_joined), in C or, with the unlock event's
+ * HG_LOCK_WAITED_C, on the Go side. A queue's consumer left its wait
+ * loop in every region and called into Go for it (bench/pipeline.c). */
+static __attribute__((target("general-regs-only"))) int hg_loop_exit_c(struct hg_thread *t)
+{
+	int found;
+	if (!t->recording || hg_opts.lsd != 2 || t->loop_waited || t->go_pending || t->sig_depth || t->sig_n ||
+	    t->sig_acq || !hg_reads_known(t, 0, &found) || !found || !hg_begin_segment(t))
+		return 0;
+	hg_tick_event(t, t->region_mutex, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
+	t->waited_c = 1;
+	t->hook_joined = (uint8_t)t->nrec_r;
+	return 1;
+}
+
 HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 {
 	if (!hg_detect || t->in_rt || t->tid < 0 || hg_opts.lsd == 0)
@@ -906,9 +962,12 @@ HG_SLOW static void hg_hook(struct hg_thread *t, uint64_t addr, uint64_t info)
 		return;
 	}
 	t->wait_mark = 0;
-	t->waited = t->recording;
 	if (t->recording)
 		hg_cvm_note(t->region_mutex);
+	if (hg_loop_exit_c(t))
+		return;
+	t->loop_waited = 0;
+	t->waited = t->recording;
 	if (kind & HG_HOOK_DEREF) {
 		/* the pointer is loaded here; the pc field holds an addend */
 		addr = hg_safe_load(addr);
@@ -1077,14 +1136,13 @@ HG_INLINE static inline int hg_clock_ready(struct hg_thread *t, struct hg_join *
 
 /* hg_join_ready: thread t may take another clock into its own in C
  * (hg_exchange_c, hg_acquire_c), j set up for it (hg_clock_ready). A
- * join is the Go side's to make while the thread has hand-off ways
- * written under its snapshot (before a join the Go side gives them the
- * snapshot: thread.dropSnapshot), or when the buffer has no room for the
+ * join is the Go side's to make when the buffer has no room for the
  * events of a join and its tick: no call into Go may be made while a
- * slot is held. */
+ * slot is held. (The hand-off ways the C side wrote for t keep their
+ * clock in t's snapshot ring, which a join leaves as it is.) */
 HG_INLINE static inline int hg_join_ready(struct hg_thread *t, struct hg_join *j)
 {
-	return !t->ncmade && t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);
+	return t->n + HG_SYNC_SMALL + 2 <= HG_EVENTS && hg_clock_ready(t, j);
 }
 
 /* hg_slot_clock reads into j->obj the clock of the word at addr from its
@@ -1145,7 +1203,7 @@ HG_INLINE static inline int hg_slot_release(struct hg_sync_stamp *s, const struc
  * raises its copy when it comes to the event, in order with the thread's
  * other events: accesses buffered before are checked with the clock
  * they were made under. What the Go side's join would tell the C side
- * (cRecord.KnowJoin, KnowSnapshot) it sets itself. */
+ * (cRecord.KnowJoin) it sets itself. */
 HG_INLINE static inline void hg_take_in(struct hg_thread *t, const struct hg_join *j)
 {
 	int raised = 0;
@@ -1156,10 +1214,8 @@ HG_INLINE static inline void hg_take_in(struct hg_thread *t, const struct hg_joi
 		hg_event(t, (uint64_t)u << 48 | j->obj[u], HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_CLOCK_RAISE, 0);
 		raised = 1;
 	}
-	if (raised) {
+	if (raised)
 		t->joined_at = j->own;
-		t->snap_ok = 0;
-	}
 }
 
 /* hg_exchange_c makes a read-modify-write's release half, with its
@@ -1218,6 +1274,20 @@ HG_SLOW static int hg_release_c(struct hg_thread *t, uint64_t addr, uint64_t siz
 	return ok;
 }
 
+/* hg_cv_release_c makes the release of a signal on condition variable
+ * cv (runtime/detect, Detector.release) in C, as the counterpart write
+ * of a spin variable's (hg_release_known, hg_release_c), and begins t's
+ * next segment. 0: the Go side releases. A signal inside a region went
+ * to the Go side with the region's hand-over, a call into Go per region
+ * of a queue (bench/pipeline.c). */
+HG_PLAIN int hg_cv_release_c(struct hg_thread *t, uint64_t cv)
+{
+	if (!hg_detect || t->in_rt || t->tid < 0 || t->sig_depth || !(hg_release_known(t, cv, 0) || hg_release_c(t, cv, 0)))
+		return 0;
+	hg_released(t, cv);
+	return 1;
+}
+
 /* hg_acquire_c makes an acquire of the word at addr (an atomic's acquire
  * half, a spinning read's) in C when the word's slot holds its clock
  * whole: t's clock takes it in (hg_take_in), as syncClocks.joinInto,
@@ -1253,9 +1323,9 @@ HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
  * handoffRead): t's clock takes in the segment's clock snapshot and its
  * epoch (hg_take_in), and t's next segment begins, with an event for the
  * Go side's tick, as joinSeg and tick there. The slot is read as a
- * sequence lock's reader; the snapshot is the one the slot's refs hold
- * for a way the Go side wrote, its thread's current one (hg_tstate's
- * snap) for a way the C side wrote (regionpub.c). A queue's consumer
+ * sequence lock's reader; the clock is the snapshot the slot's refs hold
+ * for a way the Go side wrote, the entry of its thread's snapshot ring
+ * for a way the C side wrote (hg_way_clock). A queue's consumer
  * made such a join at the first read of each region, a call into Go and
  * a tick there for each (bench/pipeline.c, bench/handoff.c).
  *
@@ -1299,10 +1369,93 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 			return 0;
 	}
 	/* the last check of seq there stands for everything read here */
-	if (!hg_vc_read_seq(&s->seq, q, hg_way_snapshot(s, w, u), j.hw, j.obj))
+	if (!hg_way_clock(s, w, u, e & HG_WAY_CLOCK, q, j.hw, j.obj))
 		return 0;
 	if (j.obj[u] < (e & HG_WAY_CLOCK))
 		j.obj[u] = e & HG_WAY_CLOCK;
+	hg_take_in(t, &j);
+	hg_begin_segment(t); /* checked by hg_join_ready */
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
+	t->rejoined = 1;
+	return 1;
+}
+
+/* hg_rlway_clock reads into out[0..hw) the clock of way w of the reader
+ * log (index i; its thread u, at clock c; the log's segments at refs) if
+ * its segment names mutex m alone, as a reader of the way's seq that read
+ * q before: the entry of u's snapshot ring for a way the C side wrote
+ * (HG_RL_CMADE), else the snapshot its rlRef holds. 0 otherwise, or when
+ * seq moved. */
+HG_INLINE static inline int hg_rlway_clock(const struct hg_rlway *w, uint64_t i, uint64_t u, uint64_t c, uint64_t m,
+					   uintptr_t refs, uint64_t q, uint64_t hw, uint64_t *out)
+{
+	if (__atomic_load_n(&w->flags, __ATOMIC_RELAXED) & HG_RL_CMADE) {
+		if (!hg_snap_at(u, c, hw, out))
+			return 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		return __atomic_load_n(&w->seq, __ATOMIC_RELAXED) == q;
+	}
+	const uint64_t *ref = (const uint64_t *)refs + i * HG_RLREF_WORDS;
+	if (__atomic_load_n(&ref[1], __ATOMIC_RELAXED) != m || __atomic_load_n(&ref[2], __ATOMIC_RELAXED))
+		return 0; /* other mutexes, or more (wrSeg.more) */
+	return hg_vc_read_seq(&w->seq, q, __atomic_load_n(&ref[0], __ATOMIC_RELAXED), hw, out);
+}
+
+/* hg_readers_join makes in C the join that a write inside a
+ * lock-protected region makes on the Go side when the reader log holds,
+ * under the region's mutex, reads of what it writes that regions of
+ * other threads made and t does not know of (runtime/detect,
+ * handoffWrite): t's clock takes in each such way's clock and epoch
+ * (hg_take_in), and t's next segment begins, with an event for the Go
+ * side's tick, as hg_handoff_join does for a read. A queue's or a table's
+ * writer made such a join in most of its regions, each a call into Go
+ * (bench/locks.c: 200 thousand of its writes, 94 thousand calls).
+ *
+ * It declines (0: the Go side joins) where hg_handoff_join does, when
+ * the thread holds more than the region's mutex or holds it in read
+ * mode, for a way whose segment names other mutexes, and when the log's
+ * overflow is news to t. On success t->rejoined is set. */
+HG_SLOW static int hg_readers_join(struct hg_thread *t, uint64_t addr, uint64_t size)
+{
+	struct hg_join j;
+	uint64_t m = t->region_mutex;
+	if (!hg_opts.handoff || t->sig_depth || t->n + HG_JOIN_TIDS + 2 > HG_EVENTS || !t->recording ||
+	    t->region_read || t->nheld != 1 || t->nheld_tab != 1 || t->held_over || t->held_m[0] != m ||
+	    !hg_join_ready(t, &j))
+		return 0;
+	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
+	if (!base || base == HG_HANDOFF_IN_HEAP)
+		return 0;
+	const struct hg_over_head *head = (const struct hg_over_head *)base;
+	uint64_t over = __atomic_load_n(&head->id, __ATOMIC_ACQUIRE);
+	uintptr_t refs = __atomic_load_n(&head->refs, __ATOMIC_ACQUIRE);
+	if ((over && t->over_known[1] != over) || !refs)
+		return 0;
+	uint64_t self = (uint64_t)t->tid, lo = addr & ~(SH_GRANULE - 1), hi = addr + size;
+	uint64_t slot = hg_hash(m >> 2, hg_handoff_bits[1]) * HG_RL_WAYS, clock[HG_JOIN_TIDS];
+	const struct hg_rlway *ways = (const struct hg_rlway *)(base + 64) + slot;
+	int any = 0;
+	for (uint32_t v = 0; v < j.hw; v++)
+		j.obj[v] = 0;
+	for (int i = 0; i < HG_RL_WAYS; i++) {
+		const struct hg_rlway *w = &ways[i];
+		uint64_t q = __atomic_load_n(&w->seq, __ATOMIC_ACQUIRE);
+		if (q & 1)
+			return 0;
+		if (!hg_rlway_news(w, m, lo, hi, self, j.row))
+			continue;
+		uint64_t e = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED), u = e >> 48, c = e & HG_WAY_CLOCK;
+		if (u >= j.hw || u == self || !hg_rlway_clock(w, slot + (uint64_t)i, u, c, m, refs, q, j.hw, clock))
+			return 0;
+		if (clock[u] < c)
+			clock[u] = c;
+		for (uint32_t v = 0; v < j.hw; v++)
+			if (j.obj[v] < clock[v])
+				j.obj[v] = clock[v];
+		any = 1;
+	}
+	if (!any)
+		return 0;
 	hg_take_in(t, &j);
 	hg_begin_segment(t); /* checked by hg_join_ready */
 	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);

@@ -99,6 +99,7 @@
 #define HG_LOCK_ORDER 512
 #define HG_LOCK_DESTROY 1024
 #define HG_LOCK_TICKED 2048
+#define HG_LOCK_WAITED_C 4096
 #define HG_LOCK_MARK_SHIFT 16
 /* lockset changes the Go side tells the C side of (lockview.c) */
 #define HG_LOCKSTEP_WRITE 1

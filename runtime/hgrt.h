@@ -93,6 +93,7 @@ struct hg_event {
 #define HG_LKC_Q 8  /* transitions one flush hands the lock view (lockview.c, hg_lkc_drain) */
 #define HG_TSETS 64 /* threadsets a thread's record knows it belongs to (fastpath.c) */
 #define HG_CMADE 512 /* hand-off table ways a record remembers writing in C (regionpub.c) */
+#define HG_SNAPS 32  /* entries of a thread's snapshot ring (rt_internal.h, struct hg_snaps) */
 
 /* A lockset transition the Go side made (lockview.c): the thread's lockset
  * ids before and after an operation on a mutex. */
@@ -171,23 +172,33 @@ struct hg_thread {
 	 * settling, which it settles again in the new segment (fastpath.c,
 	 * hg_handoff_join) */
 	uint8_t rejoined;
+	/* The region left a wait loop whose exit the C side settled
+	 * (fastpath.c, hg_loop_exit_c), after the reads up to hook_joined;
+	 * loop_waited: a marked wait of the current wait loop completed since
+	 * its last exit (the Go side then names the loop's condition
+	 * variable: runtime/detect, loopExit). */
+	uint8_t waited_c, hook_joined, loop_waited;
+	/* A signal of the region on this condition variable, which the C
+	 * side releases after the mutex's release, or else hands to the Go
+	 * side (wrappers.c, hg_signal_settle); 0: none. */
+	uint64_t cv_signal;
 	/* The thread's own clock when its vector clock last took in another
 	 * (a join on the Go side, cRecord.KnowJoin); ~0 until the Go side has
 	 * seen the thread. A reader-log way published at a later clock holds
 	 * the thread's clock as it is now, but for its own component
 	 * (regionpub.c). */
 	uint64_t joined_at;
-	/* The Go side has a clock snapshot of the thread made since its last
-	 * join (cRecord.KnowSnapshot): regionpub.c may publish a region that
-	 * wrote under it. The hand-off tables' ways it wrote so, each
-	 * table << 31 | way, until the Go side takes them at the thread's
-	 * next join (cRecord.TakeCMade); none are written once cmade is
-	 * full. */
-	uint8_t snap_ok;
-	uint8_t want_snap; /* ... and the C side would have published a region with one (cRecord.WantsSnapshot) */
+	/* The hand-off tables' ways regionpub.c wrote for the thread since
+	 * its last call into Go (their clock is in the thread's snapshot
+	 * ring, hg_tstate's snaps), each table << 31 | way, which the Go side
+	 * takes at the next call and gives their clock in place
+	 * (cRecord.TakeCMade); none are written once cmade is full. snap_keep
+	 * is the oldest entry of the ring they may name (the newest at that
+	 * call): until the next, the ring takes no entry in its place. */
 	uint8_t region_read; /* the region's mutex was taken in read mode (wrappers.c) */
 	uint16_t ncmade;
 	uint32_t cmade[HG_CMADE];
+	uint64_t snap_keep;
 	/* What the fast path knows of the thread's locks (lockview.c): how
 	 * many are held (lock events minus unlock events), the thread's
 	 * lockset ids as hg_tstate holds them (lk, valid while locks_known:
@@ -313,14 +324,12 @@ struct hg_tstate {
 	 * a forked child's detector, which shares this array (remote.c), sees
 	 * it too. */
 	uint64_t moving;
-	/* The address of the thread's clock snapshot while its C side may
-	 * publish regions under it (runtime/detect, thread.snapPub; 0: none),
-	 * written by the thread's Go side (cRecord.KnowSnapshot): a hand-off
-	 * way the C side wrote for the thread stands for it, and another
-	 * thread reads such a way's clock from here (regionpub.c,
-	 * hg_covered_way). A shadow.VC: its components' address and count,
-	 * in its first two words. */
-	uint64_t snap;
+	/* The address of the thread's snapshot ring (struct hg_snaps,
+	 * rt_internal.h; 0 until the thread's C side first publishes a
+	 * region), where a hand-off way the C side wrote for the thread
+	 * finds its clock by its epoch: regionpub.c writes it, other threads'
+	 * C sides (hg_snap_at) and the Go side (snapshotAt) read it. */
+	uint64_t snaps;
 	uint64_t pad[4];
 };
 extern struct hg_tstate hg_tstate[HG_MAX_THREADS]; /* fastpath.c */
@@ -496,6 +505,7 @@ void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released *
 extern int hg_spin_used;
 void hg_cvm_note(uint64_t m); /* m is a mutex used with a condition variable */
 int hg_cvm_is(uint64_t m);
+int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n);
 void hg_cvm_wait(uint64_t c, uint64_t m);        /* a wait on condition variable c with mutex m begins (hg_cvm_note too) */
 int hg_cvm_waited_with(uint64_t c, uint64_t m); /* c's last wait named m, or none was made (hg_signal) */
 uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */

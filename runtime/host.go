@@ -39,6 +39,12 @@ func (cHost) ClockRow(tid int32) []uint64 {
 
 func (cHost) OwnerMoving(tid int32) (uintptr, bool) { return ownerMoving(tid) }
 
+func (cHost) SnapshotAt(tid uint16, clock uint64, have *shadow.VC) (*shadow.VC, bool) {
+	return snapshotAt(tid, clock, have)
+}
+
+func (cHost) SnapshotsPushed(tid uint16) uint64 { return snapshotsPushed(tid) }
+
 func (cHost) Print(s string) {
 	cs := C.CString(s)
 	C.hg_print(cs)
@@ -119,37 +125,32 @@ func (r *cRecord) KnowAcquired(obj, stamp, exact uint64) {
 	}
 }
 
-// KnowSnapshot notes in the record whether its thread has a clock
-// snapshot the C side may publish under (hgrt.h, snap_ok), and puts the
-// snapshot's address where other threads' C sides read it (hg_tstate's
-// snap). Only the thread's own calls write them.
-func (r *cRecord) KnowSnapshot(snap *shadow.VC) {
-	if r != nil {
-		publishSnapshot(int32(r.tid), snap)
-		var v C.uint8_t
-		if snap != nil {
-			v = 1
-		}
-		r.snap_ok = v
+// KnowSnapshot pushes the thread's clock snapshot onto its snapshot ring
+// (hg_snap_push_go): false when the ring may not take it before the ways
+// the C side wrote are materialized. Only the thread's own calls push.
+func (r *cRecord) KnowSnapshot(vc *shadow.VC) bool {
+	if r == nil || vc.Len() == 0 {
+		return true
 	}
-}
-
-// WantsSnapshot reports whether the C side would have published a
-// region had the thread had a snapshot (hgrt.h, want_snap), and forgets
-// it.
-func (r *cRecord) WantsSnapshot() bool {
-	if r == nil || r.want_snap == 0 {
-		return false
+	c := vc.Components()
+	if pushSnapshot(uint16(r.tid), c) {
+		return true
 	}
-	r.want_snap = 0
-	return true
+	return C.hg_snap_push_go((*C.struct_hg_thread)(r), C.uint64_t(c[min(int(r.tid), len(c)-1)]), (*C.uint64_t)(unsafe.Pointer(&c[0])), C.uint64_t(len(c))) != 0
 }
 
 // TakeCMade hands over and forgets the hand-off table ways the C side
-// wrote under the thread's snapshot (hgrt.h, cmade). Only the thread's
-// own calls read and write them.
-func (r *cRecord) TakeCMade(buf []uint32) []uint32 {
+// wrote with their clock in the thread's snapshot ring (hgrt.h, cmade),
+// with all or once the list or the ring since the last take (snap_keep)
+// is half full, and keeps the ring's newest entry from now on, which the
+// ways the C side writes next may name. Only the thread's own calls read
+// and write them.
+func (r *cRecord) TakeCMade(buf []uint32, all bool) []uint32 {
 	if r == nil || r.ncmade == 0 {
+		return buf
+	}
+	pushed := snapshotsPushed(uint16(r.tid))
+	if !all && int(r.ncmade) < len(r.cmade)/2 && pushed-uint64(r.snap_keep) < C.HG_SNAPS/2 {
 		return buf
 	}
 	n := min(int(r.ncmade), len(r.cmade))
@@ -157,6 +158,7 @@ func (r *cRecord) TakeCMade(buf []uint32) []uint32 {
 		buf = append(buf, uint32(w))
 	}
 	r.ncmade = 0
+	r.snap_keep = C.uint64_t(max(pushed, 1) - 1)
 	return buf
 }
 

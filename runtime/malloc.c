@@ -82,7 +82,7 @@ static void hg_release_block(void *p, void *ra)
 		return;
 	}
 	uint64_t check = n < HG_FREE_CHECK ? n : HG_FREE_CHECK;
-	if (hg_only_heap_events(t) && t->sig_n == 0 && !t->recording && !t->want_stack &&
+	if ((!t->go_pending || hg_only_heap_events(t)) && t->sig_n == 0 && !t->recording && !t->want_stack &&
 	    hg_release_settled(t, (uint64_t)(uintptr_t)p, check, pc) == check) {
 		/* The fast path found the release's write to the block racing
 		 * with nothing (the thread's own block, or one handed to it):

@@ -8,18 +8,26 @@
  * bench/readmostly.c made 80 thousand such calls, bench/locks.c a
  * million, and took twice and three times ThreadSanitizer's time.
  *
- * A table's way holds a key, the segment's epoch and a clock snapshot,
- * a Go object the C side can neither make nor keep. What lets the C side
- * publish is that a region it may publish is always under its thread's
- * latest snapshot: the Go side makes one at the first publication after
- * each join (thread.snapshot), and a region that joined anything had an
- * access the Go side saw, so it is published there. So the ways written
- * here name the snapshot by their epoch's thread: a flag says that their
- * snapshot is that thread's current one (detect.snapOf), until the
- * thread's next join, before which the Go side writes the snapshot into
- * each of them (thread.dropSnapshot, from the list in the record). The
- * thread's own component comes from the way's epoch, as for every
- * published segment.
+ * A table's way holds a key, the segment's epoch and a clock snapshot.
+ * The Go side keeps its snapshots in its heap, where the C side can
+ * neither make nor keep one; the C side keeps its own in the thread's
+ * snapshot ring (hg_snaps, rt_internal.h): before it publishes a region,
+ * the ring's newest entry must hold the thread's clock (its row, which
+ * the Go side keeps equal to the clock but for the thread's own
+ * component), and a new entry is pushed when it does not (after a join).
+ * The ways written here carry a flag that says so, and their epoch finds
+ * the entry (hg_snap_at; the Go side's snapshotAt). At the thread's next
+ * call into Go, the Go side writes each such way's clock into the way
+ * (thread.materialize, from the list in the record): the ring keeps
+ * HG_SNAPS entries, and takes no new one in the place of an entry such a
+ * way may name (that region goes to the Go side). The thread's own
+ * component comes from the way's epoch, as for every published segment.
+ *
+ * Until 2026-11-28 the flag meant "the thread's current snapshot", a Go
+ * object, which the Go side made at its first publication after each
+ * join: a region that followed a join in C went to the Go side for a new
+ * snapshot, and the C side could not join while it had written a way
+ * under the old one.
  *
  * A region is published here when it held one mutex, in write mode if it
  * wrote, and nothing else the Go side must see happened in it (no wait,
@@ -40,8 +48,7 @@
  *
  * The reads of a region whose way is the thread's own, published after
  * the thread's last join (joined_at, from cRecord.KnowJoin), need no
- * flag: the way's snapshot is the thread's clock still. Such a region
- * needs no snapshot of the thread's either, if it only read.
+ * flag: the way's snapshot is the thread's clock still.
  *
  * A thread holds a slot's or a way's lock for a few stores here; Go
  * readers wait for it (a thread stopped inside, by a debugger or
@@ -79,30 +86,87 @@ static void hg_rlway_add(struct hg_rlway *w, const struct hg_thread *t)
 }
 
 /* hg_region_quiet: t's region of m did nothing the Go side must see at
- * its end but read and write (no signal, wait or nested lock; m alone
- * held, in write mode if it wrote; its writes all recorded), and the Go
- * side's clock of t is its epoch. A region that wrote needs t's snapshot
- * too: without one, t asks the Go side for it (want_snap). */
-static int hg_region_quiet(struct hg_thread *t, uint64_t m)
+ * its end but read and write (no signal or wait the Go side handles, no
+ * nested lock; m alone held, in write mode if it wrote; its writes all
+ * recorded), and the Go side's clock of t is its epoch. A region that
+ * left a wait loop the C side settled (waited_c) must know the segments
+ * of the reads it made after that, which the Go side would join
+ * (runtime/detect, regionEnd). */
+int hg_region_quiet(struct hg_thread *t, uint64_t m)
 {
+	int found;
 	if (!hg_opts.handoff || t->tid < 0 || t->go_pending || t->sig_n || t->sig_acq || !t->recording ||
-	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on())
+	    t->region_mutex != m || t->signalled || t->waited || t->nnest || t->nheld != 1 || hg_remote_on() ||
+	    (t->waited_c && !hg_reads_known(t, t->hook_joined, &found)))
 		return 0;
 	if (!t->wrote)
-		return t->nrec_r > 0;
-	if (t->nrec_w == 0 || t->region_read || t->ncmade + t->nrec_w + 1 > HG_CMADE)
-		return 0;
-	if (!t->snap_ok)
-		t->want_snap = 1; /* the Go side tells of its snapshot when it makes one next */
-	return t->snap_ok;
+		return t->nrec_r > 0 && t->ncmade < HG_CMADE;
+	return t->nrec_w > 0 && !t->region_read && t->ncmade + t->nrec_w + 1 <= HG_CMADE;
 }
 
 /* hg_note_cmade: t wrote way w of table (0 the published writes, 1 the
- * reader log) under its snapshot; the Go side gives it the snapshot at
- * t's next join. */
+ * reader log) with its clock in t's snapshot ring; the Go side gives the
+ * way its clock at t's next call (hg_region_quiet leaves room). */
 static void hg_note_cmade(struct hg_thread *t, int table, uint32_t w)
 {
 	t->cmade[t->ncmade++] = (uint32_t)table << 31 | w;
+}
+
+/* hg_snaps_new is an empty snapshot ring whose entries hold cap
+ * components (the C library's allocator: a ring is never freed, since
+ * another thread may be reading it; a thread's id keeps its ring for
+ * the threads that have the id later). */
+static struct hg_snaps *hg_snaps_new(uint64_t cap)
+{
+	size_t size = sizeof(struct hg_snaps) + HG_SNAPS * (3 + cap) * 8;
+	struct hg_snaps *r = __libc_malloc(size);
+	if (r) {
+		__builtin_memset(r, 0, size);
+		r->cap = cap;
+	}
+	return r;
+}
+
+/* hg_snap_push makes the newest entry of t's snapshot ring hold t's
+ * clock (its row, hw components, and now for its own), pushing an entry
+ * unless the newest holds it already. 0 when t has no ring and none can
+ * be had, or the entry to push would take the place of one that a way
+ * written since t's last call into Go may name (snap_keep): a way keeps
+ * the clock of its region that way, until the Go side writes it in. */
+static int hg_snap_push(struct hg_thread *t, uint64_t now, const uint64_t *row, uint64_t hw, int may_push)
+{
+	uint64_t self = (uint64_t)t->tid;
+	struct hg_snaps *r = (struct hg_snaps *)(uintptr_t)hg_tstate[self].snaps;
+	if (!r || r->cap < hw) {
+		/* a bigger one, for more threads (once no way names an entry
+		 * of the old one, which stays where readers may be) */
+		if (t->ncmade || !may_push)
+			return 0;
+		r = hg_snaps_new(hw <= 8 ? 8 : HG_JOIN_TIDS);
+		if (!r)
+			return 0;
+		__atomic_store_n(&hg_tstate[self].snaps, (uint64_t)(uintptr_t)r, __ATOMIC_RELEASE);
+	}
+	uint64_t h = r->head, v = 0;
+	if (h > 0) {
+		const struct hg_snap *e = hg_snap_entry(r, h - 1);
+		while (v < hw && (v == self || (v < e->n ? e->c[v] : 0) == __atomic_load_n(&row[v], __ATOMIC_RELAXED)))
+			v++;
+		if (v == hw && e->n <= hw)
+			return 1; /* no join since */
+	}
+	if (!may_push || (t->ncmade && h >= t->snap_keep + HG_SNAPS))
+		return 0;
+	struct hg_snap *e = hg_snap_entry(r, h);
+	__atomic_store_n(&e->seq, 2 * h + 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	__atomic_store_n(&e->from, now, __ATOMIC_RELAXED);
+	__atomic_store_n(&e->n, hw, __ATOMIC_RELAXED);
+	for (v = 0; v < hw; v++)
+		__atomic_store_n(&e->c[v], v == self ? now : __atomic_load_n(&row[v], __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+	__atomic_store_n(&e->seq, 2 * h + 2, __ATOMIC_RELEASE);
+	__atomic_store_n(&r->head, h + 1, __ATOMIC_RELEASE);
+	return 1;
 }
 
 /* hg_rlway_pick is the way of the reader log slot w (under mutex m)
@@ -131,9 +195,10 @@ static int hg_rlway_pick(struct hg_rlway *w, const struct hg_thread *t, uint64_t
 }
 
 /* hg_reads_publish makes the region's reads, at the epoch e (tid << 48
- * | clock), part of a way of the reader log under m. The way's snapshot
- * becomes t's current one (HG_RL_CMADE), unless it is t's own way
- * published after t's last join, whose snapshot is t's clock still. */
+ * | clock), part of a way of the reader log under m. The way's clock
+ * becomes the one t's snapshot ring holds for e (HG_RL_CMADE), unless it
+ * is t's own way published after t's last join, whose snapshot is t's
+ * clock still. */
 static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 {
 	uintptr_t base = __atomic_load_n(&hg_handoff_keys[1], __ATOMIC_ACQUIRE);
@@ -153,8 +218,7 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	uint64_t wm = __atomic_load_n(&w->mutex, __ATOMIC_RELAXED), old = __atomic_load_n(&w->epoch, __ATOMIC_RELAXED);
 	int own = wm == m && (old >> 48) == (uint64_t)t->tid;
 	int current = own && ((old & HG_WAY_CLOCK) > t->joined_at || (w->flags & HG_RL_CMADE));
-	if (!current && (!t->snap_ok || t->ncmade >= HG_CMADE ||
-			 hg_rlway_pick(ways, t, m, known) != j)) { /* changed before the way was taken */
+	if (!current && hg_rlway_pick(ways, t, m, known) != j) { /* changed before the way was taken */
 		__atomic_store_n(&w->seq, s + 2, __ATOMIC_RELEASE); /* changed nothing; readers only look again */
 		return 0;
 	}
@@ -165,7 +229,7 @@ static int hg_reads_publish(struct hg_thread *t, uint64_t m, uint64_t e)
 	hg_rlway_add(w, t);
 	if (!current) {
 		/* published before t's last join, or another thread's: the
-		 * current snapshot holds for the way from now on */
+		 * ring's entry for e holds for the way from now on */
 		__atomic_store_n(&w->flags, HG_RL_CMADE, __ATOMIC_RELAXED);
 		hg_note_cmade(t, 1, (uint32_t)(slot + (uint64_t)j));
 	}
@@ -191,26 +255,33 @@ static int hg_over_clock(const struct hg_over_head *h, uint64_t *over, uint64_t 
  * it happens before the overflow, which stands for it already when the
  * way is emptied (segTable.evict prefers such a way too; one it does
  * not cover is folded into the overflow, which is the Go side's). The
- * way's clock snapshot is read in place (the Go side changes it only
- * under the slot's lock): the slot's refs for a way the Go side wrote,
- * its thread's snapshot (hg_tstate's snap) for one the C side wrote. -1
- * for none. */
+ * way's clock is read in place (the Go side changes it only under the
+ * slot's lock): the snapshot the slot's refs hold for a way the Go side
+ * wrote, the entry of its thread's snapshot ring for one the C side
+ * wrote. -1 for none. */
 static int hg_covered_way(const struct hg_wslot *s, const uint64_t *over, uint64_t hw)
 {
 	for (int w = 0; w < 8; w++) {
 		uint64_t e = __atomic_load_n(&s->way[w][1], __ATOMIC_RELAXED), u = e >> 48;
 		if (u >= hw || over[u] < (e & HG_WAY_CLOCK))
 			continue;
-		uintptr_t vc = hg_way_snapshot(s, w, u);
-		if (!vc)
-			continue;
-		const uint64_t *c;
-		uint64_t n, k = 0;
-		if (!hg_vc_header(vc, hw, &c, &n))
-			continue;
-		while (k < n && __atomic_load_n(&c[k], __ATOMIC_RELAXED) <= over[k])
+		uint64_t clock[HG_JOIN_TIDS], k = 0;
+		if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) {
+			if (!hg_snap_at(u, e & HG_WAY_CLOCK, hw, clock))
+				continue;
+		} else {
+			uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+			uintptr_t vc = refs ? __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED) : 0;
+			const uint64_t *c;
+			uint64_t n;
+			if (!vc || !hg_vc_header(vc, hw, &c, &n))
+				continue;
+			for (uint64_t v = 0; v < hw; v++)
+				clock[v] = v < n ? __atomic_load_n(&c[v], __ATOMIC_RELAXED) : 0;
+		}
+		while (k < hw && clock[k] <= over[k])
 			k++;
-		if (k == n)
+		if (k == hw)
 			return w;
 	}
 	return -1;
@@ -269,6 +340,18 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 	return 1;
 }
 
+/* hg_snap_push_go pushes thread t's clock c[0..n) (its own component
+ * from) onto its snapshot ring, for the clock snapshot its Go side made
+ * (runtime/detect, thread.snapshot): the C side's later regions, until
+ * the thread's next join, publish under it. 0 when the ring may not
+ * take it now (the Go side then materializes every way first). */
+int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n)
+{
+	if (t->tid < 0 || n > HG_JOIN_TIDS || (uint64_t)t->tid >= n)
+		return 1; /* the C side does not publish for it */
+	return hg_snap_push(t, from & HG_CELL_CLOCK, c, n, 1);
+}
+
 /* general registers only: the fast path calls it from instrumented code
  * (fastpath.c, hg_acquired_known), where the program's vector registers
  * are live. */
@@ -288,7 +371,10 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 	if (!hg_region_quiet(t, m))
 		return 0;
 	uint64_t self = (uint64_t)t->tid, now = __atomic_load_n(&hg_tstate[self].epoch, __ATOMIC_RELAXED);
-	if (!hg_clock_room(now))
+	const uint64_t *rows = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
+	uint64_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE);
+	if (!hg_clock_room(now) || !rows || hw > HG_JOIN_TIDS || self >= hw ||
+	    !hg_snap_push(t, now & HG_CELL_CLOCK, rows + self * HG_MAX_THREADS, hw, hg_cvm_is(m)))
 		return 0;
 	uint64_t e = self << 48 | (now & HG_CELL_CLOCK);
 	if (t->nrec_r > 0 && !hg_reads_publish(t, m, e))

@@ -113,7 +113,12 @@ extern uint32_t hg_handoff_bits[3] HG_INTERNAL;
  * under seq (odd while they change). */
 struct hg_over_head {
 	uint64_t id, any_clock, seq;
+	/* the reader log's: the address of its ways' segments but for their
+	 * epochs (readlog.go, rlRef: the clock snapshot, the first mutex, the
+	 * more mutexes, a word each, per way); 0 for the published writes */
+	uint64_t refs;
 };
+#define HG_RLREF_WORDS 3
 
 /* One way of the reader log (runtime/detect/readlog.go, rlWay): the
  * granules a thread's regions read under a mutex, and the epoch of the
@@ -173,19 +178,6 @@ HG_INLINE static inline struct hg_wslot *hg_wslot_of(uintptr_t base, uint64_t ke
 	return (struct hg_wslot *)(base + 64) + hg_hash(key >> 2, hg_handoff_bits[0]);
 }
 
-/* hg_way_snapshot is the address of the clock snapshot (a shadow.VC) of
- * way w of slot s, whose epoch names thread u: u's current snapshot
- * (hg_tstate's snap) for a way the C side wrote, else the one the slot's
- * refs hold (0 for none). Read under the slot's lock, or by a reader of
- * its seq who follows it only while seq stands (hg_vc_read_seq). */
-HG_INLINE static inline uintptr_t hg_way_snapshot(const struct hg_wslot *s, int w, uint64_t u)
-{
-	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
-		return __atomic_load_n(&hg_tstate[u].snap, __ATOMIC_RELAXED);
-	uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
-	return refs ? __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED) : 0;
-}
-
 /* hg_vc_read_seq reads the clock of the shadow.VC at vc into out[0..hw)
  * (0 past its components) as a reader of the sequence word seq, which
  * read q (even) before it found vc: it follows vc only while seq still
@@ -208,6 +200,92 @@ HG_INLINE static inline int hg_vc_read_seq(const uint64_t *seq, uint64_t q, uint
 	return __atomic_load_n(seq, __ATOMIC_RELAXED) == q;
 }
 
+/* A thread's snapshot ring (hg_tstate's snaps): the clocks under which
+ * its C side published regions (regionpub.c, hg_snap_push), newest last.
+ * A hand-off way the C side wrote (a slot's cmade bit, a reader-log way's
+ * HG_RL_CMADE) names its clock by its epoch alone: it is the entry of the
+ * epoch's thread with the greatest `from` not past the epoch's clock (a
+ * thread's clock changes, but for its own component, only at joins, and
+ * the C side pushes an entry at its first publication after each). Only
+ * the thread writes its ring; the k-th entry pushed sits at k % HG_SNAPS,
+ * its seq 2k + 1 while it is written and 2k + 2 after. A reader whose
+ * entry has gone (the ring went round) takes the oldest one left, a later
+ * clock of the same thread: it may order the reader after more than the
+ * region did, and miss a race, as the tables' overflow may. */
+struct hg_snap {
+	uint64_t seq;
+	uint64_t from; /* the thread's clock at the push (HG_CELL_CLOCK bits) */
+	uint64_t n;    /* components held */
+	uint64_t c[];  /* the ring's cap of them */
+};
+struct hg_snaps {
+	uint64_t cap;  /* components an entry holds, set before the ring is published */
+	uint64_t head; /* entries pushed */
+};
+
+HG_INLINE static inline struct hg_snap *hg_snap_entry(const struct hg_snaps *r, uint64_t k)
+{
+	return (struct hg_snap *)((char *)(uintptr_t)(r + 1) + (k % HG_SNAPS) * (3 + r->cap) * 8);
+}
+
+/* hg_snap_at reads into out[0..hw) the clock of thread u's C-made ways at
+ * its clock c (hg_snaps), u's own component c. 0 when u has no ring, the
+ * entry holds more than hw components, or the entry changed while read. */
+HG_INLINE static inline int hg_snap_at(uint64_t u, uint64_t c, uint64_t hw, uint64_t *out)
+{
+	const struct hg_snaps *r = (const struct hg_snaps *)(uintptr_t)__atomic_load_n(&hg_tstate[u].snaps, __ATOMIC_ACQUIRE);
+	if (!r || u >= hw)
+		return 0;
+	uint64_t h = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE), lo = h > HG_SNAPS ? h - HG_SNAPS : 0, k = h;
+	int64_t pick = -1;
+	while (k-- > lo) {
+		const struct hg_snap *e = hg_snap_entry(r, k);
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != 2 * k + 2)
+			break; /* being overwritten: so are the older ones */
+		uint64_t from = __atomic_load_n(&e->from, __ATOMIC_RELAXED);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != 2 * k + 2)
+			break;
+		pick = (int64_t)k;
+		if (from <= c)
+			break;
+	}
+	if (pick < 0)
+		return 0;
+	const struct hg_snap *e = hg_snap_entry(r, (uint64_t)pick);
+	uint64_t q = 2 * (uint64_t)pick + 2;
+	if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != q)
+		return 0;
+	uint64_t n = __atomic_load_n(&e->n, __ATOMIC_RELAXED);
+	if (n > hw || n > r->cap)
+		return 0;
+	for (uint64_t v = 0; v < hw; v++)
+		out[v] = v < n ? __atomic_load_n(&e->c[v], __ATOMIC_RELAXED) : 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != q)
+		return 0;
+	out[u] = c;
+	return 1;
+}
+
+/* hg_way_clock reads into out[0..hw) the clock of way w of slot s, whose
+ * epoch names thread u at clock c, as a reader of the slot's seq that
+ * read q (even) before it found the way: from u's snapshot ring for a
+ * way the C side wrote, else the snapshot the slot's refs hold. 0 when
+ * there is none, or seq moved. */
+HG_INLINE static inline int hg_way_clock(const struct hg_wslot *s, int w, uint64_t u, uint64_t c, uint64_t q, uint64_t hw, uint64_t *out)
+{
+	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) {
+		if (!hg_snap_at(u, c, hw, out))
+			return 0;
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		return __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == q;
+	}
+	uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
+	uintptr_t vc = refs ? __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED) : 0;
+	return hg_vc_read_seq(&s->seq, q, vc, hw, out);
+}
+
 /* The C library's allocator under the wrappers (malloc.c), for the
  * runtime's own blocks, which the program's heap records must not hold. */
 extern void *__libc_malloc(size_t);
@@ -215,8 +293,17 @@ extern void __libc_free(void *);
 
 /* regionpub.c: the region of mutex m that t is ending was published in
  * C and t moved to its next segment (1), or the Go side must publish it
- * (0). */
+ * (0). hg_region_quiet: the C side may publish it, as far as the region
+ * itself tells (hg_region_publish checks it again, and the tables). */
 HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
+HG_INTERNAL int hg_region_quiet(struct hg_thread *t, uint64_t m);
+
+/* fastpath.c: t knows the published segments of the reads its region
+ * recorded from index from on, and *found says whether any has one
+ * (hg_reads_known); a signal's release on cv made in C
+ * (hg_cv_release_c, 0: the Go side's to make). */
+HG_INTERNAL int hg_reads_known(struct hg_thread *t, int from, int *found);
+HG_INTERNAL int hg_cv_release_c(struct hg_thread *t, uint64_t cv);
 
 /* The clock bits of a cell epoch (hg_tstate), and whether the C side may
  * begin a segment after one at epoch: past half of those bits, the Go

@@ -181,6 +181,12 @@ func (childHost) OwnerMoving(tid int32) (uintptr, bool) { return ownerMoving(tid
 // PublishHandoffTable: nor its hand-off tables.
 func (childHost) PublishHandoffTable(detect.HandoffTable, uintptr, uint) {}
 
+// SnapshotAt, SnapshotsPushed: the child's C side publishes no region
+// (runtime/regionpub.c), and its snapshot rings are its own memory.
+func (childHost) SnapshotAt(uint16, uint64, *shadow.VC) (*shadow.VC, bool) { return nil, true }
+
+func (childHost) SnapshotsPushed(uint16) uint64 { return 0 }
+
 // ForgetLockPairs: the filter of lock pairs is the child's memory, which
 // this process cannot reach: a mutex the child destroys and makes anew at
 // the same address gets edges only for pairs of locks it has not met.
@@ -230,15 +236,13 @@ func (r *recMsg) KnowMember(id, gen uint32) {}
 
 func (r *recMsg) KnowOverflow(detect.HandoffTable, uint64) {}
 
-// KnowJoin, KnowSnapshot and TakeCMade: the child publishes no region in
-// C (runtime/regionpub.c).
+// KnowJoin and TakeCMade: the child publishes no region in C
+// (runtime/regionpub.c).
 func (r *recMsg) KnowJoin(uint64) {}
 
-func (r *recMsg) KnowSnapshot(*shadow.VC) {}
+func (r *recMsg) TakeCMade(buf []uint32, all bool) []uint32 { return buf }
 
-func (r *recMsg) WantsSnapshot() bool { return false }
-
-func (r *recMsg) TakeCMade(buf []uint32) []uint32 { return buf }
+func (r *recMsg) KnowSnapshot(*shadow.VC) bool { return true }
 
 // KnowAcquired: the child's atomics always come here (runtime/fastpath.c,
 // hg_acquire_known), since this process does not write its stamps.

@@ -312,9 +312,10 @@ void hg_forked_record(struct hg_thread *t, int32_t tid)
 	t->n = 0;
 	t->go_pending = t->c_ticked = 0;
 	t->joined_at = ~0ull;
-	t->snap_ok = 0;
 	t->ncmade = 0;
 	t->wait_mark = t->recording = t->waited = t->wrote = 0;
+	t->waited_c = t->hook_joined = t->loop_waited = 0;
+	t->cv_signal = 0;
 	t->want_stack = 0;
 	t->locks_known = 0;
 	t->last_atomic = t->region_mutex = 0;
@@ -583,8 +584,8 @@ HG_SLOW __attribute__((force_align_arg_pointer)) void hg_call_saving(struct hg_t
  * region looks up the readers of the block, and may join them); or an
  * atomic's acquire of nothing new or a release the C side made, whose
  * tick it made too; or a component of the clock the C side raised
- * itself (hg_take_in), which changes the thread's row, joined_at and
- * snapshot flag there at once, as the Go side's join would. A
+ * itself (hg_take_in), which changes the thread's row and joined_at
+ * there at once, as the Go side's join would. A
  * program that allocates a message, fills it and pushes it on a queue
  * under a mutex then has its push published in C (regionpub.c). */
 static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len)

@@ -63,6 +63,7 @@ DEFINE_REAL(int, pthread_detach, pthread_t)
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
 #define HG_PUB_SPIN 1024 /* pauses before a waiter sleeps (hg_publish_wait) */
 enum { HG_PUB_WRITES, HG_PUB_READS }; /* what a publication hands over */
+#define HG_PUB_IN_C 4 /* ... flag: the C side publishes it (regionpub.c), unless it cannot */
 static struct hg_pub_slot {
 	/* publications under way, by what they hand over (futex words): a
 	 * region that wrote or signalled, and one that only read */
@@ -354,11 +355,13 @@ static struct hg_pub_slot *hg_publish_begin(struct hg_thread *t, const volatile 
 /* A publisher that drops a pending word to zero wakes the slot's
  * sleepers; a waiter counts itself in before it looks at the word for the
  * last time, so that one of the two sees the other (both sequentially
- * consistent). */
-static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int what)
+ * consistent). A region the C side published leaves its events in the
+ * buffer (flush 0). */
+static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int what, int flush)
 {
 	int saved = errno;
-	hg_flush(t);
+	if (flush)
+		hg_flush(t);
 	t->publishing = 0;
 	if (__atomic_sub_fetch(&slot->pending[what], 1, __ATOMIC_SEQ_CST) == 0 &&
 	    __atomic_load_n(&slot->sleepers, __ATOMIC_SEQ_CST) > 0)
@@ -443,6 +446,7 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 	if (!(mode & HG_LOCK_WAIT) && !t->recording && (hg_opts.lsd != 0 || hg_opts.handoff)) {
 		/* the outermost lock: a region begins (nested locks are inside it) */
 		t->recording = 1;
+		t->waited_c = t->hook_joined = t->loop_waited = 0;
 		t->region_mutex = (uint64_t)(uintptr_t)m;
 		t->region_read = (mode & HG_LOCK_READ) != 0;
 		hg_record_reads_reset(t);
@@ -507,6 +511,21 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
 	hg_published(t, mark);
 }
 
+static void hg_signal_settle(struct hg_thread *t);
+
+/* hg_region_close ends t's region of m with its unlock event (mode),
+ * which tells of a wait-loop exit the C side settled. */
+static void hg_region_close(struct hg_thread *t, const volatile void *m, int mode)
+{
+	if (t->waited_c)
+		mode |= HG_LOCK_WAITED_C | (int)t->hook_joined << HG_LOCK_MARK_SHIFT;
+	hg_unlock_event(t, m, mode);
+	t->recording = t->waited = t->wrote = t->signalled = 0;
+	t->waited_c = t->hook_joined = t->loop_waited = 0;
+	t->cv_signal = 0;
+	t->region_mutex = 0;
+}
+
 /* hg_region_end is every unlock. Releasing the mutex that began the
  * current lock-protected region ends the region. A region with recorded
  * writes (made since its lock or its last signal) that finished a
@@ -518,9 +537,21 @@ static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
  * region that wrote or read goes there too: its writes are handed to the
  * next reader, its reads to the next writer (runtime/detect/handoff.go).
  * Other unlocks travel in the buffer like the locks. It returns what the
- * region hands to the Go side, which its caller does after the real
- * unlock (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES
- * when it wrote or signalled, -1 for nothing. */
+ * region hands over, which its caller does after the real unlock
+ * (hg_publish_begin): HG_PUB_READS when it only read, HG_PUB_WRITES when
+ * it wrote or signalled, with HG_PUB_IN_C when the C side may publish it
+ * (hg_region_end_c), -1 for nothing (a region the C side published
+ * before the unlock included).
+ *
+ * The C side publishes a region under a mutex used with condition
+ * variables after the real unlock: the waiter the region's signal woke
+ * takes the mutex back at once, and inside the critical section the
+ * publication sent it to sleep on the mutex (glibc's mutexes do not
+ * spin), where after the unlock it spins a while for the publication
+ * (hg_publish_wait): bench/pipeline.c switched 53 thousand times against
+ * 15 thousand (one run each, 2026-11-28). Other regions it publishes
+ * before the unlock, as until then: the next locker then has no
+ * publication to wait for. */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
 	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
@@ -533,26 +564,49 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	}
 	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), what = -1;
 	int mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
-	if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
-		/* published in C: the Go side follows the tick */
+	if (hg_region_quiet(t, (uint64_t)(uintptr_t)m)) {
+		if (cvm || t->cv_signal)
+			return (t->wrote || t->cv_signal ? HG_PUB_WRITES : HG_PUB_READS) | HG_PUB_IN_C;
+		if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
+			t->pub_c++;
+			hg_region_close(t, m, mode | HG_LOCK_TICKED);
+			return -1;
+		}
+	}
+	hg_signal_settle(t); /* before the unlock: the hand-over takes it */
+	/* only recorded writes are published (a signal took the earlier
+	 * ones); a region that waited also follows the relations of what it
+	 * read */
+	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
+		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
+	if (flush) {
+		what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
+		t->pub_go++;
+		mode |= HG_LOCK_RECORD;
+	}
+	hg_region_close(t, m, mode);
+	return what;
+}
+
+/* hg_region_end_c ends, after the real unlock, a region hg_region_end
+ * left to the C side: published in C, the Go side follows the tick; else
+ * (something came in between: a signal handler's events) the Go side
+ * publishes it whole. It returns whether the buffer must go to the Go
+ * side now. */
+static int hg_region_end_c(struct hg_thread *t, const volatile void *m)
+{
+	int mode = HG_LOCK_END | (hg_cvm_is((uint64_t)(uintptr_t)m) ? HG_LOCK_CVM : 0);
+	hg_signal_settle(t);
+	int c = hg_region_publish(t, (uint64_t)(uintptr_t)m);
+	if (c) {
 		t->pub_c++;
 		mode |= HG_LOCK_TICKED;
 	} else {
-		/* only recorded writes are published (a signal took the earlier
-		 * ones); a region that waited also follows the relations of what
-		 * it read */
-		int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-			    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
-		if (flush) {
-			what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
-			t->pub_go++;
-			mode |= HG_LOCK_RECORD;
-		}
+		t->pub_go++;
+		mode |= HG_LOCK_RECORD;
 	}
-	hg_unlock_event(t, m, mode);
-	t->recording = t->waited = t->wrote = t->signalled = 0;
-	t->region_mutex = 0;
-	return what;
+	hg_region_close(t, m, mode);
+	return !c;
 }
 
 /* ---- happens-before: release on the object, acquire on it ---- */
@@ -652,9 +706,11 @@ static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *
 		int what = t ? hg_region_end(t, m) : -1;     \
 		if (what < 0)                                \
 			return REAL(name)(m);                \
-		struct hg_pub_slot *slot = hg_publish_begin(t, m, what); \
+		int kind = what & ~HG_PUB_IN_C;              \
+		struct hg_pub_slot *slot = hg_publish_begin(t, m, kind); \
 		int r = REAL(name)(m);                       \
-		hg_publish_end(t, slot, what);               \
+		int flush = !(what & HG_PUB_IN_C) || hg_region_end_c(t, m); \
+		hg_publish_end(t, slot, kind, flush);        \
 		return r;                               \
 	}
 
@@ -740,14 +796,36 @@ static void hg_signal(struct hg_thread *t, pthread_cond_t *c)
 	if (!t)
 		return;
 	if (hg_opts.handoff && t->recording && hg_cvm_waited_with((uint64_t)(uintptr_t)c, t->region_mutex)) {
-		hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
-		t->signalled = 1;
+		if (t->cv_signal != (uint64_t)(uintptr_t)c)
+			hg_signal_settle(t); /* another one's, first */
+		t->cv_signal = (uint64_t)(uintptr_t)c;
 		return;
 	}
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_SIGNAL), 0, 1);
 	hg_flush(t);
 	hg_published(t, 0); /* the signal took the region's writes; later ones are not its */
 	t->rec_writes_on = hg_opts.handoff; /* hand-offs publish later writes at the unlock */
+}
+
+/* hg_signal_settle releases the region's signal that waits (cv_signal):
+ * in C when the condition variable's slot of the release stamps allows
+ * (hg_cv_release_c), else in the buffer for the Go side, which the
+ * region's hand-over takes (signalled). Made after the mutex's release
+ * (hg_region_end_c), the release costs the critical section nothing: a
+ * queue's four threads on one mutex (bench/handoff.c) took 5% longer
+ * with the release made at the signal (medians of 5, interleaved). It
+ * orders after the signaller what the region did after the signal too,
+ * which the mutex orders before the woken waiter anyway. */
+static void hg_signal_settle(struct hg_thread *t)
+{
+	uint64_t c = t->cv_signal;
+	if (!c)
+		return;
+	t->cv_signal = 0;
+	if (hg_cv_release_c(t, c))
+		return;
+	hg_event(t, c, HG_INFO(0, 0, HG_SIGNAL), HG_SIGNAL_AT_END, 1);
+	t->signalled = 1;
 }
 
 int pthread_cond_signal(pthread_cond_t *c)
@@ -797,6 +875,7 @@ static int hg_wait_begin(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t
 	t->wait_mark = 0;
 	hg_cvm_wait((uint64_t)(uintptr_t)c, (uint64_t)(uintptr_t)m);
 	int mark = hg_opts.handoff ? hg_wait_mark(t, m) : -1;
+	hg_signal_settle(t); /* the wait releases the mutex */
 	if (mark < 0 || t->nrec_w <= mark) {
 		hg_unlock_event(t, m, HG_LOCK_WAIT);
 		if (t->signalled) /* a signal waits in the buffer (hg_signal) */
@@ -818,6 +897,7 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		return;
 	hg_lock_event(t, m, HG_LOCK_WAIT);
 	t->waited = t->recording;
+	t->loop_waited |= in_loop;
 	hg_event(t, (uint64_t)(uintptr_t)c, HG_INFO(0, 0, HG_WAITDONE),
 		 (uint64_t)(in_loop ? HG_WAIT_IN_LOOP : 0) | (r == 0 ? HG_WAIT_WOKE : 0), 1);
 	hg_flush(t);

@@ -60,6 +60,14 @@ func NewVC(t uint16) *VC {
 	return v
 }
 
+// VCOf is the clock whose components are c (component i for thread
+// id i), which it keeps.
+func VCOf(c []uint64) *VC { return &VC{c: c} }
+
+// Components are v's components (component i for thread id i, Len of
+// them), not to be changed.
+func (v *VC) Components() []uint64 { return v.c }
+
 // Len is the number of components stored (1 + the largest thread id with a
 // component, or less; components beyond Len are 0).
 func (v *VC) Len() int { return len(v.c) }

@@ -85,9 +85,6 @@ func (c *condState) load(r Region) {
 // the mutex is released. This departs from algorithm 2, where only
 // signalling regions record writes.
 func (d *Detector) regionEnd(t *thread, mutex uint64, exclusive, cvMutex, own bool) {
-	if t.snapKnown && t.rec != nil && own {
-		t.materialize() // the C side's list may be full (runtime/regionpub.c)
-	}
 	wr := d.opts.LSD == "wr"
 	publish := d.opts.Handoff || wr && cvMutex
 	joinReads := wr && t.cond.waited

@@ -67,11 +67,9 @@ type thread struct {
 	env          msm.Env                      // env{d, t}, made once: an interface value per access would allocate
 	cond         condState                    // lock-protected region recording (cond.go)
 	snap         *shadow.VC                   // snapshot of vc for published segments, nil after a join (handoff.go)
-	snapPub      atomic.Pointer[shadow.VC]    // snap, for other threads' look-ups of what the C side published (snapOf)
-	det          *Detector                    // for the tables a join materializes (handoff.go)
-	cmade        []uint32                     // dropSnapshot's buffer
-	snapKnown    bool                         // the fast path was told of snap (snapshot)
-	snapAgain    bool                         // ... and of the one before: tell it of the next at once
+	det          *Detector                    // for the tables its end materializes (handoff.go)
+	cmade        []uint32                     // materialize's buffer
+	lastSnap     *shadow.VC                   // the snapshot before snap (materialize)
 	overKnown    [4]uint64                    // ids of overflow segments t's clock already covers (handoff.go news)
 	syncKnown    [abi.SyncKnown]acquiredStamp // synchronisation objects t's clock holds up to a release stamp (sync.go)
 	regionMutex  uint64                       // the mutex of the current region, or of the last one (handoff.go)
@@ -99,7 +97,7 @@ func New(cfg Config, host Host) (*Detector, error) {
 		handles: map[uint64]int32{}, named: map[uint64]int32{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
 		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
-	d.wrSeg.table.snapOf, d.rdSeg.snapOf = d.snapOf, d.snapOf
+	d.wrSeg.table.snapAt, d.rdSeg.snapAt = d.snapAt, d.snapAt
 	d.syncVC.init(host)
 	if cfg.Options.MSM == "long" {
 		d.machine = msm.Long

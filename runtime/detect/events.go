@@ -18,6 +18,7 @@ func (d *Detector) Flush(tid int32, events []Event, rec Region) int {
 		rec.KnowJoin(t.vc.Get(uint16(t.tid)))
 	}
 	t.rec, t.tsetGen = rec, d.tsets.Generation()
+	t.materialize(false)
 	for i, e := range events {
 		d.event(t, e, events[i+1:])
 	}
@@ -117,6 +118,11 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 		!lock && mode&abi.LockWait != 0 && mode&abi.LockRecord != 0:
 		d.publishSince(t, addr, exclusive, int(mode>>abi.LockMarkShift))
 	case !lock && mode&abi.LockEnd != 0:
+		if mode&abi.LockWaitedC != 0 && !t.cond.waited {
+			// the C side settled a wait-loop exit (runtime/fastpath.c,
+			// hg_loop_exit_c): the reads after it are searched here
+			t.cond.waited, t.cond.joined = true, int(mode>>abi.LockMarkShift)
+		}
 		d.regionEnd(t, addr, exclusive, mode&abi.LockCVM != 0, mode&abi.LockRecord != 0)
 		if mode&abi.LockTicked != 0 {
 			// the C side published the region and began t's next

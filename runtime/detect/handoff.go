@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"cmp"
 	"iter"
 
 	"hgrewrite/shadow"
@@ -160,68 +161,70 @@ func (seg *wrSeg) heldBy(t *thread) bool {
 
 // snapshot is a copy of t's vector clock that stays valid until t joins
 // another clock; ticks change only t's own component, which segments keep
-// apart. Publishing a region then costs no copy of the clock. While t has
-// one that its fast path was told of (when it asked: WantsSnapshot), the
-// fast path may publish a region itself (runtime/regionpub.c): the ways
-// it writes name t's epoch, and stand for this snapshot (snapOf) until
-// t's next join materializes them.
+// apart. Publishing a region then costs no copy of the clock. The C side
+// is told of it (its snapshot ring takes it): it publishes t's regions
+// under it until t's next join (runtime/regionpub.c).
 func (t *thread) snapshot() *shadow.VC {
 	if t.snap == nil {
+		// the ways the C side wrote since the last snapshot mostly
+		// name it: materialized now, they cost no look-up in the ring
+		t.materialize(true)
 		t.snap = t.vc.Copy()
-	}
-	if !t.snapKnown && t.rec != nil && (t.rec.WantsSnapshot() || t.snapAgain) {
-		// only for a thread whose fast path asked (for its last one,
-		// or this one): the pointer's store is a locked instruction,
-		// and a thread that joins in every region (a pipeline's) makes
-		// a snapshot in every one
-		t.snapAgain = false
-		t.snapPub.Store(t.snap)
-		t.rec.KnowSnapshot(t.snap)
-		t.snapKnown = true
+		if t.rec != nil {
+			t.rec.KnowSnapshot(t.snap)
+		}
 	}
 	return t.snap
 }
 
-// snapOf is thread tid's current snapshot (nil for none), for a way of
-// a hand-off table that the C side wrote for tid.
-func (d *Detector) snapOf(tid uint16) *shadow.VC {
-	if t := d.thread(int32(tid)); t != nil {
-		return t.snapPub.Load()
-	}
-	return nil
-}
-
-// dropSnapshot ends t's snapshot (t joins another clock, or is done):
-// first the ways the C side published under it get it in place of the
-// reference, which would name a later snapshot from now on. snapPub
-// keeps naming it: no way refers to it any more, and the next snapshot
-// replaces it before the C side may publish again.
+// dropSnapshot ends t's snapshot: t joins another clock.
 func (t *thread) dropSnapshot() {
-	if t.snapKnown && t.rec != nil {
-		t.materialize()
-		t.snapKnown, t.snapAgain = false, true
-		t.rec.KnowSnapshot(nil)
+	if t.snap != nil {
+		t.lastSnap, t.snap = t.snap, nil
 	}
-	t.snap = nil
 }
 
-// materialize writes t's snapshot into the ways the C side published
-// under it (the record's list), which then no longer refer to it. A
-// thread that never joins does it when its list is full (regionEnd):
-// the C side publishes no more until then.
-func (t *thread) materialize() {
-	t.cmade = t.rec.TakeCMade(t.cmade[:0])
-	vc := t.snap
-	if vc == nil && len(t.cmade) > 0 {
-		vc = t.vc.Copy() // never: the C side publishes under a snapshot only
+// snapAt is the clock of the hand-off ways the C side wrote for thread
+// tid at its clock `clock` (runtime/regionpub.c: the ways keep it in the
+// thread's snapshot ring), nil for none; have, if not nil, when that is
+// the clock (a materialization gives the ways of regions between two
+// joins one clock). A ring entry being written is read again: its thread
+// writes it in a few stores.
+func (d *Detector) snapAt(tid uint16, clock uint64, have *shadow.VC) *shadow.VC {
+	for spins := 0; ; spins++ {
+		if vc, ok := d.host.SnapshotAt(tid, clock, have); ok {
+			return vc
+		}
+		backOff(spins)
 	}
+}
+
+// materialize writes into the hand-off ways the C side wrote for t (the
+// record's list) the clock they keep in t's snapshot ring, which keeps
+// only the entries such ways may name (HG_SNAPS joins' worth). A call of
+// t's does it first (Flush) once the list or the ring is half full, and
+// t's end does it whatever (all): t's id may go to a thread whose
+// entries the ring would hold in their place.
+func (t *thread) materialize(all bool) {
+	if t.rec == nil {
+		return
+	}
+	t.cmade = t.rec.TakeCMade(t.cmade[:0], all)
+	vc := cmp.Or(t.snap, t.lastSnap) // the clock most of them name: no copy for them
 	for _, w := range t.cmade {
 		if table, way := HandoffTable(w>>31), w&(1<<31-1); table == HandoffWrites {
-			t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
+			vc = t.det.wrSeg.table.materialize(way, uint16(t.tid), vc)
 		} else {
-			t.det.rdSeg.materialize(int(way), uint16(t.tid), vc)
+			vc = t.det.rdSeg.materialize(int(way), uint16(t.tid), vc)
 		}
 	}
+}
+
+// materializeAll materializes every way the C side wrote for thread tid,
+// wherever it is in the tables.
+func (d *Detector) materializeAll(tid uint16) {
+	d.wrSeg.table.materializeAll(tid)
+	d.rdSeg.materializeAll(tid)
 }
 
 // join makes t's clock at least v (every join goes through here, so that
@@ -230,8 +233,7 @@ func (t *thread) materialize() {
 // of t's last join. Every join dropped the snapshot until 2026-11-27:
 // a condition waiter's loop exit joins again the segments its region's
 // reads joined already (handleWait), and each such join cost the
-// thread's next publication a new snapshot and the materialization of
-// every way the C side had written under the old one.
+// thread's next publication a new snapshot.
 func (t *thread) join(v *shadow.VC) {
 	if v.LessEq(t.vc) {
 		return

@@ -24,6 +24,65 @@ type fakeHost struct {
 	forgets int                     // ForgetLockPairs calls
 	traces  map[int32][]uint64      // CallTrace's answers
 	moving  func(tid int32) uintptr // OwnerMoving's answers (nil: cannot tell)
+	snaps   snapRings               // SnapshotAt's answers
+}
+
+// snapRings are the threads' snapshot rings as the C side pushes them
+// (runtime/regionpub.c, hg_snap_push) and reads them (hg_snap_at): each
+// id's last snapRingLen entries, oldest first.
+type snapRings struct {
+	mu    sync.Mutex
+	rings map[uint16][]fakeSnap
+	count map[uint16]uint64
+}
+
+type fakeSnap struct {
+	from uint64
+	vc   *shadow.VC
+}
+
+const snapRingLen = 16
+
+// push makes vc thread tid's clock from its clock `from` on.
+func (r *snapRings) push(tid uint16, from uint64, vc *shadow.VC) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.rings == nil {
+		r.rings, r.count = map[uint16][]fakeSnap{}, map[uint16]uint64{}
+	}
+	ring := append(r.rings[tid], fakeSnap{from, vc.Copy()})
+	r.rings[tid] = ring[max(0, len(ring)-snapRingLen):]
+	r.count[tid]++
+}
+
+// at is hg_snap_at: the newest entry from at most clock, else the
+// oldest; its own component clock (have is not used).
+func (r *snapRings) at(tid uint16, clock uint64, have *shadow.VC) *shadow.VC {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ring := r.rings[tid]
+	if len(ring) == 0 {
+		return nil
+	}
+	pick := 0
+	for i := len(ring) - 1; i >= 0; i-- {
+		if pick = i; ring[i].from <= clock {
+			break
+		}
+	}
+	vc := ring[pick].vc.Copy()
+	vc.Set(tid, clock)
+	return vc
+}
+
+func (h *fakeHost) SnapshotAt(tid uint16, clock uint64, have *shadow.VC) (*shadow.VC, bool) {
+	return h.snaps.at(tid, clock, have), true
+}
+
+func (h *fakeHost) SnapshotsPushed(tid uint16) uint64 {
+	h.snaps.mu.Lock()
+	defer h.snaps.mu.Unlock()
+	return h.snaps.count[tid]
 }
 
 func (h *fakeHost) PublishEpoch(tid int32, e uint64) {
@@ -91,13 +150,14 @@ func (h *fakeHost) output() string {
 }
 
 // fakeRegion is a thread's C record: its region recording, and the
-// ways a test wrote as the C side would (cmade, TakeCMade).
+// ways a test wrote as the C side would (cmade, TakeCMade; cmadeLater:
+// they are given only to a take of all, as while the list and the ring
+// are less than half full).
 type fakeRegion struct {
 	reads, writes []uint64
 	readsAll      bool
-	snapOK        bool
-	wantSnap      bool
 	cmade         []fakeWay
+	cmadeLater    bool
 	acquired      map[uint64]uint64 // KnowAcquired's last stamp per object
 	exact         map[uint64]uint64 // ... and its exact clock
 }
@@ -119,8 +179,6 @@ func (r *fakeRegion) KnowJoin(clock uint64) {}
 
 func (r *fakeRegion) NoteLockStep(before, after uint64, step LockStep) {}
 
-func (r *fakeRegion) KnowSnapshot(snap *shadow.VC) { r.snapOK = snap != nil }
-
 func (r *fakeRegion) KnowAcquired(obj, stamp, exact uint64) {
 	if r.acquired == nil {
 		r.acquired, r.exact = map[uint64]uint64{}, map[uint64]uint64{}
@@ -128,9 +186,12 @@ func (r *fakeRegion) KnowAcquired(obj, stamp, exact uint64) {
 	r.acquired[obj], r.exact[obj] = stamp, exact
 }
 
-func (r *fakeRegion) WantsSnapshot() bool { return r.wantSnap }
+func (r *fakeRegion) KnowSnapshot(vc *shadow.VC) bool { return true }
 
-func (r *fakeRegion) TakeCMade(buf []uint32) []uint32 {
+func (r *fakeRegion) TakeCMade(buf []uint32, all bool) []uint32 {
+	if r.cmadeLater && !all {
+		return buf
+	}
 	for _, w := range r.cmade {
 		buf = append(buf, uint32(w.table)<<31|w.way)
 	}

@@ -39,6 +39,17 @@ type Host interface {
 	// change of the state and its store of the history; ok is false when
 	// the host cannot tell (a step then waits a bounded time: ownerLags).
 	OwnerMoving(tid int32) (cell uintptr, ok bool)
+	// SnapshotAt is the clock of the hand-off ways that thread tid's C
+	// side wrote at its clock `clock` (runtime/regionpub.c: they keep
+	// their clock in the thread's snapshot ring), a copy, or have if
+	// that is the clock already (nil: no such hint); ok is false when
+	// the ring changed under the read (read again), vc nil when tid has
+	// no ring. The thread's own component is at most clock.
+	SnapshotAt(tid uint16, clock uint64, have *shadow.VC) (vc *shadow.VC, ok bool)
+	// SnapshotsPushed is how many entries the snapshot ring of thread id
+	// tid took, for all the threads that had the id (0: none, and so no
+	// way the C side wrote names the id).
+	SnapshotsPushed(tid uint16) uint64
 	// PublishHandoffTable tells the C fast path where a hand-off table's
 	// keys are (segtable.go, handoffMemory: 64 bytes whose first 24 hold
 	// what the C side reads of the overflow segment, overHead, then
@@ -115,19 +126,6 @@ type Region interface {
 	// it follows them across the same operation next time, before the
 	// Go side has processed it (runtime/lockview.c).
 	NoteLockStep(before, after uint64, step LockStep)
-	// KnowSnapshot tells the thread's fast path the clock snapshot
-	// (thread.snapshot) under which it may publish a lock-protected
-	// region itself (runtime/regionpub.c), nil for none. The snapshot,
-	// which the thread's snapPub keeps, is what the ways the fast path
-	// writes stand for: other threads' fast paths read it there to see
-	// whether the overflow covers such a way (runtime/regionpub.c,
-	// hg_covered_way).
-	KnowSnapshot(snap *shadow.VC)
-	// WantsSnapshot reports whether the fast path would have published
-	// a region had the thread had a snapshot it knew of, since the last
-	// call: a snapshot the fast path is not told of costs nothing on the
-	// Go side's readers (thread.snapshot).
-	WantsSnapshot() bool
 	// KnowAcquired tells the thread's fast path that the thread's clock
 	// holds everything released on the synchronisation object at obj up
 	// to the release stamp stamp (syncClocks): while the object's stamp
@@ -138,10 +136,20 @@ type Region interface {
 	// release on the object itself (hg_release_known). Entries are
 	// direct-mapped by (obj >> 3) mod abi.SyncKnown.
 	KnowAcquired(obj, stamp, exact uint64)
+	// KnowSnapshot tells the thread's fast path of the clock snapshot
+	// the thread's segments are published under now (thread.snapshot):
+	// its thread's snapshot ring takes it, and regions the fast path
+	// publishes until the thread's next join name it. False when the
+	// ring cannot take it before the ways the fast path wrote are taken
+	// (TakeCMade with all).
+	KnowSnapshot(vc *shadow.VC) bool
 	// TakeCMade appends to buf the hand-off table ways the fast path
-	// wrote for the thread under its snapshot since the last call
-	// (table << 31 | way), forgets them, and returns buf.
-	TakeCMade(buf []uint32) []uint32
+	// wrote for the thread since they were last taken (table << 31 |
+	// way), with their clock in the thread's snapshot ring
+	// (Host.SnapshotAt), forgets them, and returns buf: with all, every
+	// one; else only once the list or the ring is half full. Until they
+	// are taken, the ring keeps every entry they may name.
+	TakeCMade(buf []uint32, all bool) []uint32
 }
 
 // HandoffInHeap is the address PublishHandoffTable gives for a table

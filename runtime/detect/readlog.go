@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"hgrewrite/shadow"
 )
@@ -43,7 +44,7 @@ type readLog struct {
 	ready     atomic.Bool    // the fields above are set: news may read them (a look-up does not go through alloc)
 	over      overflow       // the evicted ways folded together (segtable.go)
 	published func(base uintptr)
-	snapOf    func(tid uint16) *shadow.VC // as segTable.snapOf, for ways with rlCMade
+	snapAt    func(tid uint16, clock uint64, have *shadow.VC) *shadow.VC // segTable.snapAt's, for ways with rlCMade
 }
 
 // The reader log's shape, which the C side reads (runtime/hgabi.h).
@@ -71,9 +72,8 @@ const (
 // the way's epoch, not its segment's clock, says which of the thread's
 // segments the way holds (seg). When the thread's own way was published
 // before the thread's last join, or the way was another's or free, the
-// C side sets rlCMade: the way's clock snapshot is then its thread's
-// current one, as for the published writes' ways (slotMeta.cmade,
-// materialize).
+// C side sets rlCMade: the way's clock is then in its thread's snapshot
+// ring, as for the published writes' ways (slotMeta.cmade, materialize).
 type rlWay struct {
 	seq   seqWord
 	mutex atomic.Uint64 // 0: free
@@ -107,6 +107,7 @@ func (r *readLog) init() {
 		var base uintptr
 		r.over.head, r.ways, base = handoffMemory[rlWay](n)
 		r.refs = make([]rlRef, n)
+		r.over.head.refs.Store(uintptr(unsafe.Pointer(unsafe.SliceData(r.refs))))
 		r.used = make([]uint32, n)
 		r.puts = make([]uint32, 1<<r.bits)
 		r.ready.Store(true)
@@ -272,7 +273,7 @@ func (r *readLog) seg(i int) (seg wrSeg, ok bool) {
 	seg.epoch = shadow.Epoch(w.epoch.Load())
 	if w.flags.Load()&rlCMade != 0 {
 		// a region under this mutex alone (runtime/regionpub.c)
-		seg.vc, seg.mutex = r.snapOf(seg.tid()), w.mutex.Load()
+		seg.vc, seg.mutex = r.snapAt(seg.tid(), seg.clock(), nil), w.mutex.Load()
 		return seg, seg.vc != nil
 	}
 	ref := &r.refs[i]
@@ -300,36 +301,38 @@ func (r *readLog) empty(i int) {
 
 // materializeAll materializes every way the C side moved on for thread
 // tid (segTable.materializeAll).
-func (r *readLog) materializeAll(tid uint16, vc *shadow.VC) {
+func (r *readLog) materializeAll(tid uint16) {
 	if !r.ready.Load() {
 		return
 	}
 	for i := range r.ways {
 		if r.ways[i].flags.Load()&rlCMade != 0 {
-			r.materialize(i, tid, vc)
+			r.materialize(i, tid, nil)
 		}
 	}
 }
 
-// materialize puts vc, thread tid's current clock snapshot, in way i if
-// the C side moved the way on for tid and it holds the snapshot by
-// reference still (rlCMade): tid is about to join another clock, after
-// which the reference would name a later snapshot.
-func (r *readLog) materialize(i int, tid uint16, vc *shadow.VC) {
+// materialize puts in way i the clock it keeps in its thread's snapshot
+// ring, if the C side moved the way on for thread tid and it keeps it
+// there still (rlCMade), as segTable.materialize.
+func (r *readLog) materialize(i int, tid uint16, have *shadow.VC) *shadow.VC {
 	if !r.ready.Load() || i < 0 || i >= len(r.ways) {
-		return
+		return have
 	}
 	w := &r.ways[i]
 	w.seq.lock()
 	defer w.seq.unlock()
-	if w.flags.Load()&rlCMade == 0 || shadow.Epoch(w.epoch.Load()).TID() != tid {
-		return
+	e := shadow.Epoch(w.epoch.Load())
+	if w.flags.Load()&rlCMade == 0 || e.TID() != tid {
+		return have
 	}
+	vc := r.snapAt(tid, e.Clock(), have)
 	ref := &r.refs[i]
 	ref.vc.Store(vc)
 	ref.mutex.Store(w.mutex.Load())
 	ref.more.Store(nil)
 	w.flags.Store(0)
+	return vc
 }
 
 // evict frees a way of the full slot at base and returns it taken: one

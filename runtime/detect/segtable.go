@@ -34,10 +34,10 @@ type segTable struct {
 	over  overflow // the evicted entries folded together
 	// published is told where the table's keys are, once allocated
 	published func(keys uintptr)
-	// snapOf is thread tid's current clock snapshot (thread.snapshot),
-	// which a way the C side wrote holds (slotMeta.cmade; nil while no
-	// thread has one)
-	snapOf func(tid uint16) *shadow.VC
+	// snapAt is the clock of the ways the C side wrote for thread tid at
+	// its clock `clock` (slotMeta.cmade; Detector.snapAt), or have when
+	// it is that
+	snapAt func(tid uint16, clock uint64, have *shadow.VC) *shadow.VC
 }
 
 const segWays = 8
@@ -73,9 +73,9 @@ type segWay struct {
 // making it even again; a reader that reads seq even, the way, and the
 // same seq again read one segment (load). A way whose bit is set in
 // cmade was written by the C side for a region of the way's thread: its
-// clock snapshot is that thread's current one (snapOf), until the
-// thread's next join, before which the Go side puts the snapshot in the
-// way's refs and clears the bit (materialize).
+// clock is in that thread's snapshot ring, found by the way's epoch
+// (snapAt), until the Go side puts it in the way's refs and clears the
+// bit (materialize, at a call of the thread's).
 type slotMeta struct {
 	seq   seqWord
 	cmade atomic.Uint64
@@ -211,7 +211,7 @@ func (st *segTable) load(s *segSlot, i int, key uint64) (seg wrSeg, ok bool) {
 func (st *segTable) seg(s *segSlot, i int) (seg wrSeg, ok bool) {
 	seg = wrSeg{mutex: s.meta.mutex[i].Load(), epoch: shadow.Epoch(s.ways[i].epoch.Load())}
 	if s.meta.cmade.Load()&(1<<i) != 0 {
-		seg.vc = st.snapOf(seg.tid())
+		seg.vc = st.snapAt(seg.tid(), seg.clock(), nil)
 		return seg, seg.vc != nil
 	}
 	refs := s.refs.Load()
@@ -277,10 +277,8 @@ func (st *segTable) held(s *segSlot, i int) (seg wrSeg, ok bool) {
 	return st.seg(s, i)
 }
 
-// materializeAll materializes every way the C side wrote for thread tid:
-// tid ended without telling (a cancelled thread), and its list went with
-// its record.
-func (st *segTable) materializeAll(tid uint16, vc *shadow.VC) {
+// materializeAll materializes every way the C side wrote for thread tid.
+func (st *segTable) materializeAll(tid uint16) {
 	slots := st.slots.Load()
 	if slots == nil {
 		return
@@ -289,40 +287,44 @@ func (st *segTable) materializeAll(tid uint16, vc *shadow.VC) {
 		if c := (*slots)[i].meta.cmade.Load(); c != 0 {
 			for w := range segWays {
 				if c&(1<<w) != 0 {
-					st.materialize(uint32(i*segWays+w), tid, vc)
+					st.materialize(uint32(i*segWays+w), tid, nil)
 				}
 			}
 		}
 	}
 }
 
-// materialize puts vc, thread tid's current clock snapshot, in way w
-// (slot w/segWays) if the C side wrote it for tid and it holds the
-// snapshot by reference still (slotMeta.cmade): tid is about to join
-// another clock, after which the reference would name a later snapshot.
-func (st *segTable) materialize(w uint32, tid uint16, vc *shadow.VC) {
+// materialize puts in way w (slot w/segWays) the clock it keeps in its
+// thread's snapshot ring, if the C side wrote it for thread tid and it
+// keeps it there still (slotMeta.cmade): the ring keeps only the entries
+// of a few joins (thread.materialize). It returns the clock (have, when
+// that is it), for the next way.
+func (st *segTable) materialize(w uint32, tid uint16, have *shadow.VC) *shadow.VC {
 	slots := st.slots.Load()
 	if slots == nil || int(w/segWays) >= len(*slots) {
-		return
+		return have
 	}
 	s, i := &(*slots)[w/segWays], int(w%segWays)
 	s.meta.seq.lock()
 	defer s.meta.seq.unlock()
 	c := s.meta.cmade.Load()
-	if c&(1<<i) == 0 || shadow.Epoch(s.ways[i].epoch.Load()).TID() != tid {
-		return
+	e := shadow.Epoch(s.ways[i].epoch.Load())
+	if c&(1<<i) == 0 || e.TID() != tid {
+		return have
 	}
+	vc := st.snapAt(tid, e.Clock(), have)
 	refs := s.madeRefs()
 	refs.ways[i].vc.Store(vc)
 	if more := refs.more.Load(); more != nil {
 		more[i].Store(nil)
 	}
 	s.meta.cmade.Store(c &^ (1 << i))
+	return vc
 }
 
 // newSegTable makes a table of 1<<bits slots; published, if not nil, is
 // told where its keys are once they are (handoffMemory). Its owner sets
-// snapOf before the C side can publish there.
+// snapAt before the C side can publish there.
 func newSegTable(bits uint, published func(keys uintptr)) *segTable {
 	return &segTable{bits: bits, published: published}
 }
@@ -373,6 +375,10 @@ type overHead struct {
 	id       atomic.Uint64
 	anyClock atomic.Uintptr
 	seq      atomic.Uint64
+	// refs is, for the reader log, the address of its rlRefs (readLog.refs,
+	// which keeps them), where the C side reads a way's clock and
+	// mutexes to join it (runtime/fastpath.c, hg_readers_join)
+	refs atomic.Uintptr
 }
 
 // overflow is a hand-off table's evicted entries folded into one segment

@@ -134,7 +134,8 @@ func (d *Detector) threadName(tid int32) string {
 // time in the garbage collector.
 func (d *Detector) ThreadExit(tid int32) {
 	if t := d.thread(tid); t != nil {
-		t.dropSnapshot() // the id may go to another thread: nothing may name t's snapshot by it
+		t.materialize(true) // the id may go to another thread, whose snapshot ring is the id's
+		t.dropSnapshot()
 		d.mu.Lock()
 		t.exitVC = t.vc
 		d.releaseDetachedLocked(t)
@@ -322,16 +323,12 @@ func (d *Detector) killThreadsets(tid int32) {
 // clock stands in, which grows only if one did. What reports say of it
 // (tid, parent, where it was created) stays.
 func (t *thread) forget() {
-	if t.snapKnown && t.snap != nil && t.det != nil {
+	if t.exitVC == nil && t.det != nil && t.det.host.SnapshotsPushed(uint16(t.tid)) > 0 {
 		// it ended without ThreadExit (cancelled): the C side may have
-		// published under its snapshot, and its id may go to another
-		// thread now
-		t.det.wrSeg.table.materializeAll(uint16(t.tid), t.snap)
-		t.det.rdSeg.materializeAll(uint16(t.tid), t.snap)
+		// published for it, and its id may go to another thread now
+		t.det.materializeAll(uint16(t.tid))
 	}
 	t.vc, t.exitVC, t.snap, t.clocks = new(shadow.VC), nil, nil, nil
-	t.snapPub.Store(nil)
-	t.snapKnown, t.snapAgain = false, false
 	t.depth, t.cond, t.pending, t.rec = nil, condState{}, nil, nil
 	t.npending.Store(0)
 	t.overKnown = [len(t.overKnown)]uint64{}
