@@ -188,13 +188,13 @@ struct hg_thread {
 	 * the thread's clock as it is now, but for its own component
 	 * (regionpub.c). */
 	uint64_t joined_at;
-	/* The hand-off tables' ways regionpub.c wrote for the thread since
-	 * its last call into Go (their clock is in the thread's snapshot
-	 * ring, hg_tstate's snaps), each table << 31 | way, which the Go side
-	 * takes at the next call and gives their clock in place
-	 * (cRecord.TakeCMade); none are written once cmade is full. snap_keep
-	 * is the oldest entry of the ring they may name (the newest at that
-	 * call): until the next, the ring takes no entry in its place. */
+	/* The hand-off tables' ways regionpub.c wrote for the thread (their
+	 * clock is in the thread's snapshot ring, hg_tstate's snaps), each
+	 * table << 31 | way, until the Go side takes them and gives them
+	 * their clock in place (cRecord.TakeCMade, thread.materialize); none
+	 * are written once cmade is full. snap_keep is the oldest entry of
+	 * the ring they may name (the newest at the last take): the ring
+	 * takes no entry in its place until the next. */
 	uint8_t region_read; /* the region's mutex was taken in read mode (wrappers.c) */
 	uint16_t ncmade;
 	uint32_t cmade[HG_CMADE];

@@ -11,17 +11,21 @@
  * A table's way holds a key, the segment's epoch and a clock snapshot.
  * The Go side keeps its snapshots in its heap, where the C side can
  * neither make nor keep one; the C side keeps its own in the thread's
- * snapshot ring (hg_snaps, rt_internal.h): before it publishes a region,
- * the ring's newest entry must hold the thread's clock (its row, which
- * the Go side keeps equal to the clock but for the thread's own
- * component), and a new entry is pushed when it does not (after a join).
- * The ways written here carry a flag that says so, and their epoch finds
- * the entry (hg_snap_at; the Go side's snapshotAt). At the thread's next
- * call into Go, the Go side writes each such way's clock into the way
- * (thread.materialize, from the list in the record): the ring keeps
- * HG_SNAPS entries, and takes no new one in the place of an entry such a
- * way may name (that region goes to the Go side). The thread's own
- * component comes from the way's epoch, as for every published segment.
+ * snapshot ring (hg_snaps, rt_internal.h), where the Go side pushes
+ * each snapshot it makes too (pushSnapshot): before it publishes a
+ * region, the ring's newest entry must hold the thread's clock (its row,
+ * which the Go side keeps equal to the clock but for the thread's own
+ * component), and under a mutex used with condition variables a new
+ * entry is pushed when it does not (after a join the C side made; other
+ * regions then go to the Go side, which makes a snapshot). The ways
+ * written here carry a flag that says so, and their epoch finds the
+ * entry (hg_snap_at; the Go side's snapshotAt). The Go side writes each
+ * such way's clock into the way (thread.materialize, from the list in
+ * the record) at the thread's next snapshot, at its calls once the list
+ * or the ring is half full, and at its end: the ring keeps HG_SNAPS
+ * entries, and takes no new one in the place of an entry such a way may
+ * name (that region goes to the Go side). The thread's own component
+ * comes from the way's epoch, as for every published segment.
  *
  * Until 2026-11-28 the flag meant "the thread's current snapshot", a Go
  * object, which the Go side made at its first publication after each
@@ -130,9 +134,11 @@ static struct hg_snaps *hg_snaps_new(uint64_t cap)
 /* hg_snap_push makes the newest entry of t's snapshot ring hold t's
  * clock (its row, hw components, and now for its own), pushing an entry
  * unless the newest holds it already. 0 when t has no ring and none can
- * be had, or the entry to push would take the place of one that a way
- * written since t's last call into Go may name (snap_keep): a way keeps
- * the clock of its region that way, until the Go side writes it in. */
+ * be had, the region may not push (may_push 0: not under a mutex used
+ * with condition variables), or the entry to push would take the place
+ * of one that a way not yet materialized may name (snap_keep): a way
+ * keeps the clock of its region that way, until the Go side writes it
+ * in. */
 static int hg_snap_push(struct hg_thread *t, uint64_t now, const uint64_t *row, uint64_t hw, int may_push)
 {
 	uint64_t self = (uint64_t)t->tid;
