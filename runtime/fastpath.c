@@ -926,7 +926,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
  * the reads recorded since the last lock. */
 /* hg_loop_exit_c settles a wait loop's exit (runtime/detect, loopExit)
  * in C when the Go side's would only move t to its next segment: t is
- * inside a region, with lsd=wr; no marked wait of the loop completed
+ * inside a region, with lsd=wr and hand-offs, not in a forked child
+ * whose detector is another process; no marked wait of the loop completed
  * since its last exit (the loop's condition variable would then come
  * from the Go side's record of it); nothing waits in the buffer for the
  * Go side; a read the region recorded has a published segment (no
@@ -939,8 +940,8 @@ __attribute__((target("general-regs-only"))) static inline void hg_push(struct h
 static __attribute__((target("general-regs-only"))) int hg_loop_exit_c(struct hg_thread *t)
 {
 	int found;
-	if (!t->recording || hg_opts.lsd != 2 || t->loop_waited || t->go_pending || t->sig_depth || t->sig_n ||
-	    t->sig_acq || !hg_reads_known(t, 0, &found) || !found || !hg_begin_segment(t))
+	if (!t->recording || hg_opts.lsd != 2 || !hg_opts.handoff || hg_remote_on() || t->loop_waited || t->go_pending ||
+	    t->sig_depth || t->sig_n || t->sig_acq || !hg_reads_known(t, 0, &found) || !found || !hg_begin_segment(t))
 		return 0;
 	hg_tick_event(t, t->region_mutex, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
 	t->waited_c = 1;

@@ -577,8 +577,9 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	/* only recorded writes are published (a signal took the earlier
 	 * ones); a region that waited also follows the relations of what it
 	 * read */
-	int flush = (t->nrec_w > 0 && (t->waited || cvm || hg_opts.handoff)) ||
-		    (t->nrec_r > 0 && ((t->waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
+	int waited = t->waited || t->waited_c;
+	int flush = (t->nrec_w > 0 && (waited || cvm || hg_opts.handoff)) ||
+		    (t->nrec_r > 0 && ((waited && hg_opts.lsd == 2) || hg_opts.handoff)) || t->signalled;
 	if (flush) {
 		what = t->nrec_w > 0 || t->signalled ? HG_PUB_WRITES : HG_PUB_READS;
 		t->pub_go++;
