@@ -191,13 +191,18 @@ func (t *thread) dropSnapshot() {
 // joins one clock). A ring entry being written is read again: its thread
 // writes it in a few stores.
 func (d *Detector) snapAt(tid uint16, clock uint64, have *shadow.VC) *shadow.VC {
-	for spins := 0; ; spins++ {
+	for spins := 0; spins < snapAtSpins; spins++ {
 		if vc, ok := d.host.SnapshotAt(tid, clock, have); ok {
 			return vc
 		}
 		backOff(spins)
 	}
+	return nil // never seen: the way then counts as empty, where waiting on would hang the program
 }
+
+// snapAtSpins bounds snapAt's rounds: past 64 Ki of them each one sleeps
+// (backOff), about half a second in all.
+const snapAtSpins = 70 << 10
 
 // materialize writes into the hand-off ways the C side wrote for t (the
 // record's list) the clock they keep in t's snapshot ring, which keeps
