@@ -1317,6 +1317,18 @@ HG_SLOW static int hg_acquire_c(struct hg_thread *t, uint64_t addr)
 	return 1;
 }
 
+/* hg_rejoin ends a join in C made for the access at addr inside a
+ * region (hg_handoff_join, hg_readers_join): t's clock takes in j->obj,
+ * t's next segment begins, with an event for the Go side's tick, and the
+ * caller settles the access again in it (rejoined). */
+HG_INLINE static inline void hg_rejoin(struct hg_thread *t, struct hg_join *j, uint64_t addr)
+{
+	hg_take_in(t, j);
+	hg_begin_segment(t); /* checked by hg_join_ready */
+	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
+	t->rejoined = 1;
+}
+
 /* hg_handoff_join makes in C the join that a read inside a
  * lock-protected region makes on the Go side when the published writes
  * hold, for its address, a segment of another thread that t's clock does
@@ -1374,10 +1386,7 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 		return 0;
 	if (j.obj[u] < (e & HG_WAY_CLOCK))
 		j.obj[u] = e & HG_WAY_CLOCK;
-	hg_take_in(t, &j);
-	hg_begin_segment(t); /* checked by hg_join_ready */
-	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
-	t->rejoined = 1;
+	hg_rejoin(t, &j, addr);
 	return 1;
 }
 
@@ -1390,12 +1399,8 @@ HG_SLOW static int hg_handoff_join(struct hg_thread *t, uint64_t addr)
 HG_INLINE static inline int hg_rlway_clock(const struct hg_rlway *w, uint64_t i, uint64_t u, uint64_t c, uint64_t m,
 					   uintptr_t refs, uint64_t q, uint64_t hw, uint64_t *out)
 {
-	if (__atomic_load_n(&w->flags, __ATOMIC_RELAXED) & HG_RL_CMADE) {
-		if (!hg_snap_at(u, c, hw, out))
-			return 0;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		return __atomic_load_n(&w->seq, __ATOMIC_RELAXED) == q;
-	}
+	if (__atomic_load_n(&w->flags, __ATOMIC_RELAXED) & HG_RL_CMADE)
+		return hg_snap_at_seq(u, c, hw, out, &w->seq, q);
 	const uint64_t *ref = (const uint64_t *)refs + i * HG_RLREF_WORDS;
 	if (__atomic_load_n(&ref[1], __ATOMIC_RELAXED) != m || __atomic_load_n(&ref[2], __ATOMIC_RELAXED))
 		return 0; /* other mutexes, or more (wrSeg.more) */
@@ -1457,10 +1462,7 @@ HG_SLOW static int hg_readers_join(struct hg_thread *t, uint64_t addr, uint64_t 
 	}
 	if (!any)
 		return 0;
-	hg_take_in(t, &j);
-	hg_begin_segment(t); /* checked by hg_join_ready */
-	hg_tick_event(t, addr, HG_INFO(0, 0, HG_ATOMIC | HG_POST), HG_ACQUIRE_KNOWN);
-	t->rejoined = 1;
+	hg_rejoin(t, &j, addr);
 	return 1;
 }
 

@@ -505,7 +505,7 @@ void hg_spin_forget(uint64_t addr, uint64_t size); /* a heap block is released *
 extern int hg_spin_used;
 void hg_cvm_note(uint64_t m); /* m is a mutex used with a condition variable */
 int hg_cvm_is(uint64_t m);
-int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n);
+void hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n);
 void hg_cvm_wait(uint64_t c, uint64_t m);        /* a wait on condition variable c with mutex m begins (hg_cvm_note too) */
 int hg_cvm_waited_with(uint64_t c, uint64_t m); /* c's last wait named m, or none was made (hg_signal) */
 uint64_t hg_safe_load(uint64_t addr); /* 8 bytes at addr, 0 if unreadable */

@@ -126,17 +126,17 @@ func (r *cRecord) KnowAcquired(obj, stamp, exact uint64) {
 }
 
 // KnowSnapshot pushes the thread's clock snapshot onto its snapshot ring
-// (hg_snap_push_go): false when the ring may not take it before the ways
-// the C side wrote are materialized. Only the thread's own calls push.
-func (r *cRecord) KnowSnapshot(vc *shadow.VC) bool {
+// (pushSnapshot, or hg_snap_push_go, which makes the ring). Only the
+// thread's own calls push, once the ways the C side wrote are
+// materialized (thread.snapshot).
+func (r *cRecord) KnowSnapshot(vc *shadow.VC) {
 	if r == nil || vc.Len() == 0 {
-		return true
+		return
 	}
 	c := vc.Components()
-	if pushSnapshot(uint16(r.tid), c) {
-		return true
+	if !pushSnapshot(uint16(r.tid), c) {
+		C.hg_snap_push_go((*C.struct_hg_thread)(r), C.uint64_t(c[min(int(r.tid), len(c)-1)]), (*C.uint64_t)(unsafe.Pointer(&c[0])), C.uint64_t(len(c)))
 	}
-	return C.hg_snap_push_go((*C.struct_hg_thread)(r), C.uint64_t(c[min(int(r.tid), len(c)-1)]), (*C.uint64_t)(unsafe.Pointer(&c[0])), C.uint64_t(len(c))) != 0
 }
 
 // TakeCMade hands over and forgets the hand-off table ways the C side

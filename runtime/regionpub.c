@@ -349,13 +349,13 @@ static int hg_write_publish(struct hg_thread *t, uintptr_t base, uint64_t key, u
 /* hg_snap_push_go pushes thread t's clock c[0..n) (its own component
  * from) onto its snapshot ring, for the clock snapshot its Go side made
  * (runtime/detect, thread.snapshot): the C side's later regions, until
- * the thread's next join, publish under it. 0 when the ring may not
- * take it now (the Go side then materializes every way first). */
-int hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n)
+ * the thread's next join, publish under it. The Go side has taken every
+ * way the C side wrote (none names an entry), so only a ring that cannot
+ * be had leaves it out, and the C side then publishes nothing. */
+void hg_snap_push_go(struct hg_thread *t, uint64_t from, const uint64_t *c, uint64_t n)
 {
-	if (t->tid < 0 || n > HG_JOIN_TIDS || (uint64_t)t->tid >= n)
-		return 1; /* the C side does not publish for it */
-	return hg_snap_push(t, from & HG_CELL_CLOCK, c, n, 1);
+	if (t->tid >= 0 && n <= HG_JOIN_TIDS && (uint64_t)t->tid < n)
+		hg_snap_push(t, from & HG_CELL_CLOCK, c, n, 1);
 }
 
 /* general registers only: the fast path calls it from instrumented code
@@ -372,7 +372,7 @@ __attribute__((target("general-regs-only"))) int hg_begin_segment(struct hg_thre
 	return 1;
 }
 
-int hg_region_publish(struct hg_thread *t, uint64_t m)
+int hg_region_publish(struct hg_thread *t, uint64_t m, int cvm)
 {
 	if (!hg_region_quiet(t, m))
 		return 0;
@@ -380,7 +380,7 @@ int hg_region_publish(struct hg_thread *t, uint64_t m)
 	const uint64_t *rows = __atomic_load_n(&hg_clocks, __ATOMIC_ACQUIRE);
 	uint64_t hw = __atomic_load_n(&hg_tid_hw, __ATOMIC_ACQUIRE);
 	if (!hg_clock_room(now) || !rows || hw > HG_JOIN_TIDS || self >= hw ||
-	    !hg_snap_push(t, now & HG_CELL_CLOCK, rows + self * HG_MAX_THREADS, hw, hg_cvm_is(m)))
+	    !hg_snap_push(t, now & HG_CELL_CLOCK, rows + self * HG_MAX_THREADS, hw, cvm))
 		return 0;
 	uint64_t e = self << 48 | (now & HG_CELL_CLOCK);
 	if (t->nrec_r > 0 && !hg_reads_publish(t, m, e))

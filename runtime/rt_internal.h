@@ -268,6 +268,17 @@ HG_INLINE static inline int hg_snap_at(uint64_t u, uint64_t c, uint64_t hw, uint
 	return 1;
 }
 
+/* hg_snap_at_seq is hg_snap_at for a way of a hand-off table read as a
+ * reader of its sequence word seq, which read q (even) before: 0 also
+ * when seq moved meanwhile. */
+HG_INLINE static inline int hg_snap_at_seq(uint64_t u, uint64_t c, uint64_t hw, uint64_t *out, const uint64_t *seq, uint64_t q)
+{
+	if (!hg_snap_at(u, c, hw, out))
+		return 0;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(seq, __ATOMIC_RELAXED) == q;
+}
+
 /* hg_way_clock reads into out[0..hw) the clock of way w of slot s, whose
  * epoch names thread u at clock c, as a reader of the slot's seq that
  * read q (even) before it found the way: from u's snapshot ring for a
@@ -275,12 +286,8 @@ HG_INLINE static inline int hg_snap_at(uint64_t u, uint64_t c, uint64_t hw, uint
  * there is none, or seq moved. */
 HG_INLINE static inline int hg_way_clock(const struct hg_wslot *s, int w, uint64_t u, uint64_t c, uint64_t q, uint64_t hw, uint64_t *out)
 {
-	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w)) {
-		if (!hg_snap_at(u, c, hw, out))
-			return 0;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		return __atomic_load_n(&s->seq, __ATOMIC_RELAXED) == q;
-	}
+	if (__atomic_load_n(&s->cmade, __ATOMIC_RELAXED) & (1ull << w))
+		return hg_snap_at_seq(u, c, hw, out, &s->seq, q);
 	uintptr_t refs = __atomic_load_n(&s->refs, __ATOMIC_RELAXED);
 	uintptr_t vc = refs ? __atomic_load_n((uintptr_t *)(refs + 8 * (uint64_t)w), __ATOMIC_RELAXED) : 0;
 	return hg_vc_read_seq(&s->seq, q, vc, hw, out);
@@ -293,9 +300,11 @@ extern void __libc_free(void *);
 
 /* regionpub.c: the region of mutex m that t is ending was published in
  * C and t moved to its next segment (1), or the Go side must publish it
- * (0). hg_region_quiet: the C side may publish it, as far as the region
+ * (0); cvm: m is used with condition variables (hg_cvm_is), so the
+ * region may push its thread's clock onto the snapshot ring.
+ * hg_region_quiet: the C side may publish it, as far as the region
  * itself tells (hg_region_publish checks it again, and the tables). */
-HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m);
+HG_INTERNAL int hg_region_publish(struct hg_thread *t, uint64_t m, int cvm);
 HG_INTERNAL int hg_region_quiet(struct hg_thread *t, uint64_t m);
 
 /* fastpath.c: t knows the published segments of the reads its region

@@ -242,7 +242,7 @@ func (r *recMsg) KnowJoin(uint64) {}
 
 func (r *recMsg) TakeCMade(buf []uint32, all bool) []uint32 { return buf }
 
-func (r *recMsg) KnowSnapshot(*shadow.VC) bool { return true }
+func (r *recMsg) KnowSnapshot(*shadow.VC) {}
 
 // KnowAcquired: the child's atomics always come here (runtime/fastpath.c,
 // hg_acquire_known), since this process does not write its stamps.

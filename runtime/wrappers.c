@@ -567,7 +567,7 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
 	if (hg_region_quiet(t, (uint64_t)(uintptr_t)m)) {
 		if (cvm || t->cv_signal)
 			return (t->wrote || t->cv_signal ? HG_PUB_WRITES : HG_PUB_READS) | HG_PUB_IN_C;
-		if (hg_region_publish(t, (uint64_t)(uintptr_t)m)) {
+		if (hg_region_publish(t, (uint64_t)(uintptr_t)m, 0)) {
 			t->pub_c++;
 			hg_region_close(t, m, mode | HG_LOCK_TICKED);
 			return -1;
@@ -596,9 +596,9 @@ static int hg_region_end(struct hg_thread *t, const volatile void *m)
  * side now. */
 static int hg_region_end_c(struct hg_thread *t, const volatile void *m)
 {
-	int mode = HG_LOCK_END | (hg_cvm_is((uint64_t)(uintptr_t)m) ? HG_LOCK_CVM : 0);
+	int cvm = hg_cvm_is((uint64_t)(uintptr_t)m), mode = HG_LOCK_END | (cvm ? HG_LOCK_CVM : 0);
 	hg_signal_settle(t);
-	int c = hg_region_publish(t, (uint64_t)(uintptr_t)m);
+	int c = hg_region_publish(t, (uint64_t)(uintptr_t)m, cvm);
 	if (c) {
 		t->pub_c++;
 		mode |= HG_LOCK_TICKED;

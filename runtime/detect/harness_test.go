@@ -186,7 +186,7 @@ func (r *fakeRegion) KnowAcquired(obj, stamp, exact uint64) {
 	r.acquired[obj], r.exact[obj] = stamp, exact
 }
 
-func (r *fakeRegion) KnowSnapshot(vc *shadow.VC) bool { return true }
+func (r *fakeRegion) KnowSnapshot(vc *shadow.VC) {}
 
 func (r *fakeRegion) TakeCMade(buf []uint32, all bool) []uint32 {
 	if r.cmadeLater && !all {

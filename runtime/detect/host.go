@@ -139,10 +139,9 @@ type Region interface {
 	// KnowSnapshot tells the thread's fast path of the clock snapshot
 	// the thread's segments are published under now (thread.snapshot):
 	// its thread's snapshot ring takes it, and regions the fast path
-	// publishes until the thread's next join name it. False when the
-	// ring cannot take it before the ways the fast path wrote are taken
-	// (TakeCMade with all).
-	KnowSnapshot(vc *shadow.VC) bool
+	// publishes until the thread's next join name it. Called once every
+	// way the fast path wrote was taken (TakeCMade with all).
+	KnowSnapshot(vc *shadow.VC)
 	// TakeCMade appends to buf the hand-off table ways the fast path
 	// wrote for the thread since they were last taken (table << 31 |
 	// way), with their clock in the thread's snapshot ring
