@@ -696,23 +696,69 @@ static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *
 		return r;                               \
 	}
 
-#define UNLOCK_WRAPPER(name, type)                      \
-	DEFINE_REAL(int, name, type *)                  \
-	int name(type *m)                               \
-	{                                               \
-		resolve_##name();                       \
-		struct hg_thread *t = hg_tracked(RA); \
-		if (t)                                       \
-			hg_opaque_unlock(t, m, RA);          \
-		int what = t ? hg_region_end(t, m) : -1;     \
-		if (what < 0)                                \
-			return REAL(name)(m);                \
-		int kind = what & ~HG_PUB_IN_C;              \
-		struct hg_pub_slot *slot = hg_publish_begin(t, m, kind); \
-		int r = REAL(name)(m);                       \
-		int flush = !(what & HG_PUB_IN_C) || hg_region_end_c(t, m); \
-		hg_publish_end(t, slot, kind, flush);        \
-		return r;                               \
+/* hg_mutex_release releases a default mutex as glibc's unlock does
+ * (nptl's lll_unlock: the owner and user count, then the lock word to
+ * zero), but leaves the wake-up of a thread asleep on it to the caller
+ * (hg_mutex_wake), after the region's publication. Woken at the unlock,
+ * that thread took the mutex and then waited for the publication while
+ * holding it; on a machine with more threads than CPUs the waker was
+ * often preempted by the thread it woke before publishing, and the
+ * wakee spun, slept, and was woken again (bench/handoff.c: 58 thousand
+ * context switches against ThreadSanitizer's 6 thousand). It returns
+ * -1 for any other kind of mutex (recursive, error-checking, robust,
+ * priority-inheriting, process-shared, elided), which the real unlock
+ * releases; else 1 when a thread may sleep on the lock word, 0 when none
+ * does. The layout is glibc's public one (bits/struct_mutex.h). */
+static int hg_mutex_release(pthread_mutex_t *m)
+{
+	if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_TIMED_NP)
+		return -1;
+	m->__data.__owner = 0;
+	m->__data.__nusers--;
+	return __atomic_exchange_n(&m->__data.__lock, 0, __ATOMIC_RELEASE) > 1;
+}
+
+static void hg_mutex_wake(pthread_mutex_t *m)
+{
+	int saved = errno;
+	syscall(SYS_futex, &m->__data.__lock, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = saved;
+}
+
+/* the other lock kinds have no split release: the real unlock */
+static int hg_no_release(const volatile void *m)
+{
+	(void)m;
+	return -1;
+}
+
+static void hg_no_wake(const volatile void *m)
+{
+	(void)m;
+}
+
+/* UNLOCK_WRAPPER: a region's publication after the real unlock goes
+ * between the release (release: -1 when it did not release, which the
+ * real unlock then does) and the wake-up of a sleeper (wake). */
+#define UNLOCK_WRAPPER(name, type, release, wake)                                \
+	DEFINE_REAL(int, name, type *)                                           \
+	int name(type *m)                                                        \
+	{                                                                        \
+		resolve_##name();                                                \
+		struct hg_thread *t = hg_tracked(RA);                            \
+		if (t)                                                           \
+			hg_opaque_unlock(t, m, RA);                              \
+		int what = t ? hg_region_end(t, m) : -1;                         \
+		if (what < 0)                                                    \
+			return REAL(name)(m);                                    \
+		int kind = what & ~HG_PUB_IN_C;                                  \
+		struct hg_pub_slot *slot = hg_publish_begin(t, m, kind);         \
+		int sleeper = release(m), r = sleeper < 0 ? REAL(name)(m) : 0;   \
+		int flush = !(what & HG_PUB_IN_C) || hg_region_end_c(t, m);      \
+		hg_publish_end(t, slot, kind, flush);                            \
+		if (sleeper > 0)                                                 \
+			wake(m);                                                 \
+		return r;                                                        \
 	}
 
 /* A destroyed mutex leaves the lock-order graph: a new one at its address
@@ -739,17 +785,17 @@ static void hg_lock_destroyed(struct hg_thread *t, const volatile void *m)
 
 LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
 LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, HG_LOCK_TRY)
-UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t)
+UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t, hg_mutex_release, hg_mutex_wake)
 DESTROY_WRAPPER(pthread_mutex_destroy, pthread_mutex_t)
 LOCK_WRAPPER(pthread_spin_lock, pthread_spinlock_t, 0)
 LOCK_WRAPPER(pthread_spin_trylock, pthread_spinlock_t, HG_LOCK_TRY)
-UNLOCK_WRAPPER(pthread_spin_unlock, pthread_spinlock_t)
+UNLOCK_WRAPPER(pthread_spin_unlock, pthread_spinlock_t, hg_no_release, hg_no_wake)
 DESTROY_WRAPPER(pthread_spin_destroy, pthread_spinlock_t)
 LOCK_WRAPPER(pthread_rwlock_wrlock, pthread_rwlock_t, 0)
 LOCK_WRAPPER(pthread_rwlock_trywrlock, pthread_rwlock_t, HG_LOCK_TRY)
 LOCK_WRAPPER(pthread_rwlock_rdlock, pthread_rwlock_t, HG_LOCK_READ)
 LOCK_WRAPPER(pthread_rwlock_tryrdlock, pthread_rwlock_t, HG_LOCK_READ | HG_LOCK_TRY)
-UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t)
+UNLOCK_WRAPPER(pthread_rwlock_unlock, pthread_rwlock_t, hg_no_release, hg_no_wake)
 DESTROY_WRAPPER(pthread_rwlock_destroy, pthread_rwlock_t)
 
 DEFINE_REAL(int, pthread_mutex_timedlock, pthread_mutex_t *, const struct timespec *)
