@@ -453,6 +453,29 @@ func TestStress(t *testing.T) {
 	}
 }
 
+// TestMutexContention: sixteen threads on a default, an error-checking
+// and a recursive mutex, on every CPU and on one, give the program's own
+// output and exit status and no report: the runtime's own release of a
+// default mutex (runtime/wrappers.c, hg_mutex_release) loses no
+// increment and no wake-up, and leaves the other kinds to glibc.
+func TestMutexContention(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "stress", "mutex_contention.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	rewriteOK(t, bin, bin+".hg")
+	for _, args := range [][]string{nil, nil, {"one-cpu"}, {"one-cpu"}} {
+		want := runProg(t, nil, bin, args...)
+		if want.status != "exit 0" {
+			t.Fatalf("native %v: %s\n%s", args, want.status, want.stdout)
+		}
+		got := runProg(t, nil, bin+".hg", args...)
+		compareRuns(t, want, got)
+		if strings.Contains(string(got.stderr), "WARNING") {
+			t.Errorf("%v: false report:\n%s", args, clip(got.stderr))
+		}
+	}
+}
+
 // TestManyThreadsBigHeap: 3,000 short threads and a 64 MiB block written
 // by two threads complete, with the program's output and no report.
 func TestManyThreadsBigHeap(t *testing.T) {
