@@ -764,11 +764,11 @@ static void hg_no_wake(const volatile void *m)
 		int what = t ? hg_region_end(t, m) : -1;                         \
 		if (what < 0)                                                    \
 			return REAL(name)(m);                                    \
-		int kind = what & ~HG_PUB_IN_C;                                  \
+		int kind = what & ~HG_PUB_IN_C, in_c = what & HG_PUB_IN_C;       \
 		struct hg_pub_slot *slot = hg_publish_begin(t, m, kind);         \
-		int sleeper = (what & HG_PUB_IN_C) ? release(m) : -1;             \
+		int sleeper = in_c ? release(m) : -1;                            \
 		int r = sleeper < 0 ? REAL(name)(m) : 0;                         \
-		int flush = !(what & HG_PUB_IN_C) || hg_region_end_c(t, m);      \
+		int flush = !in_c || hg_region_end_c(t, m);                      \
 		hg_publish_end(t, slot, kind, flush);                            \
 		if (sleeper > 0)                                                 \
 			wake(m);                                                 \
