@@ -26,8 +26,9 @@ void hg_set_split_base(uintptr_t base)
 /* hg_reset_range zeroes the shadow cells of a range, without calling into
  * Go (malloc, free and the mapping calls run inside glibc's locked
  * sections, and inside signal handlers). Past give_back bytes of whole
- * pages of cells, it gives them back (madvise) rather than storing zeros;
- * cells of chunks never touched are zero already. */
+ * pages of cells in memory, it gives them back (madvise) rather than
+ * storing zeros (hg_zero_pages); cells of chunks never touched are zero
+ * already. */
 static void hg_reset_range(uint64_t addr, uint64_t size, uintptr_t give_back);
 
 /* hg_reset_cells resets the cells of memory that a mapping change gives
@@ -54,6 +55,69 @@ void hg_reset_heap_cells(uint64_t addr, uint64_t size)
 	hg_reset_range(addr, size, 256 * 4096);
 }
 
+/* HG_SMALL_RESET: bytes of whole pages of cells (of 4 KB of memory each)
+ * below which a reset stores zeros without asking which pages are in
+ * memory (a system call) */
+#define HG_SMALL_RESET (16 * 4096)
+
+/* hg_zero_stores stores zeros into the cells [lo, hi). */
+static void hg_zero_stores(uintptr_t lo, uintptr_t hi)
+{
+	for (uintptr_t p = lo; p < hi; p += 8)
+		__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+}
+
+/* hg_drop_pages gives the whole pages [lo, hi) of cells back to the
+ * kernel, which reads them back as zeros; 0 when it would not. */
+static int hg_drop_pages(uintptr_t lo, uintptr_t hi)
+{
+	return hi <= lo || madvise((void *)lo, hi - lo, hg_shadow_shared ? MADV_REMOVE : MADV_DONTNEED) == 0;
+}
+
+/* HG_RESIDENT_BATCH: pages asked about per mincore call */
+#define HG_RESIDENT_BATCH 512
+
+/* hg_zero_pages zeroes the whole pages [lo, hi) of cells. Pages not in
+ * memory (mincore) are dropped, which costs the kernel no TLB flush
+ * since none is mapped, and which clears a page swapped out as well as
+ * one never touched. Pages in memory take stores, or are dropped too
+ * when there are more than give_back bytes of them. A freed block's
+ * pages given back that way used to take stores again at the next
+ * allocation of the same memory, each a page fault: two threads sharing
+ * 256 KB objects (of which they use 4 KB) took 5.6 ms per object, 22 s
+ * for 4000 (ThreadSanitizer 3.2 s, native 0.14 s). */
+static void hg_zero_pages(uintptr_t lo, uintptr_t hi, uintptr_t give_back)
+{
+	unsigned char in[HG_RESIDENT_BATCH];
+	for (uintptr_t b = lo; b < hi;) {
+		uintptr_t e = hi - b > HG_RESIDENT_BATCH * 4096ull ? b + HG_RESIDENT_BATCH * 4096ull : hi;
+		if (mincore((void *)b, e - b, in) != 0) {
+			if (e - b <= give_back || !hg_drop_pages(b, e))
+				hg_zero_stores(b, e);
+			b = e;
+			continue;
+		}
+		uintptr_t resident = 0;
+		for (uintptr_t p = b; p < e; p += 4096)
+			resident += in[(p - b) >> 12] & 1;
+		if (resident * 4096 > give_back && hg_drop_pages(b, e)) {
+			b = e;
+			continue;
+		}
+		/* runs of pages alike: stores into those in memory, the rest dropped */
+		for (uintptr_t p = b; p < e;) {
+			int r = in[(p - b) >> 12] & 1;
+			uintptr_t q = p + 4096;
+			while (q < e && (in[(q - b) >> 12] & 1) == r)
+				q += 4096;
+			if (r || !hg_drop_pages(p, q))
+				hg_zero_stores(p, q);
+			p = q;
+		}
+		b = e;
+	}
+}
+
 static void hg_reset_range(uint64_t addr, uint64_t size, uintptr_t give_back)
 {
 	uintptr_t *dir = __atomic_load_n(&hg_shadow_dir, __ATOMIC_ACQUIRE);
@@ -70,14 +134,12 @@ static void hg_reset_range(uint64_t addr, uint64_t size, uintptr_t give_back)
 			uintptr_t lo = chunk + (g & (SH_GRANULES_PER_CHUNK - 1)) * SH_CELL_BYTES;
 			uintptr_t hi = chunk + ((stop & (SH_GRANULES_PER_CHUNK - 1)) + 1) * SH_CELL_BYTES;
 			uintptr_t plo = (lo + 4095) & ~(uintptr_t)4095, phi = hi & ~(uintptr_t)4095;
-			if (phi > plo + give_back && madvise((void *)plo, phi - plo, hg_shadow_shared ? MADV_REMOVE : MADV_DONTNEED) == 0) {
-				for (uintptr_t p = lo; p < plo; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
-				for (uintptr_t p = phi; p < hi; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+			if (phi >= plo + HG_SMALL_RESET) {
+				hg_zero_stores(lo, plo);
+				hg_zero_pages(plo, phi, give_back);
+				hg_zero_stores(phi, hi);
 			} else {
-				for (uintptr_t p = lo; p < hi; p += 8)
-					__atomic_store_n((uint64_t *)p, 0, __ATOMIC_RELAXED);
+				hg_zero_stores(lo, hi);
 			}
 		}
 		g = stop + 1;
