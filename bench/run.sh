@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 out=build/bench
 mkdir -p "$out"
-progs=${PROGS:-"stencil locks pipeline handoff readmostly calls refcount threads_live threads_churn threads_detached"} # PROGS=... runs some
+progs=${PROGS:-"stencil locks pipeline handoff bigblocks readmostly calls refcount threads_live threads_churn threads_detached"} # PROGS=... runs some
 have_tsan=1
 echo 'int main(void){return 0;}' > "$out/t.c"
 gcc -fsanitize=thread -o "$out/t" "$out/t.c" 2>/dev/null || have_tsan=0
