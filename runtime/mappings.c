@@ -1,4 +1,5 @@
-/* mappings.c: interposed mmap, mmap64, mremap, munmap and madvise.
+/* mappings.c: interposed mmap, mmap64, mremap, munmap, madvise and
+ * mlockall.
  *
  * Memory that a mapping change gives back or (re)maps loses its shadow
  * state: the next mapping at the same address starts as never accessed, so
@@ -19,6 +20,7 @@
 #define _GNU_SOURCE
 #include "wrap.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <sys/mman.h>
 
@@ -106,5 +108,34 @@ int madvise(void *addr, size_t len, int advice)
 	int r = REAL(madvise)(addr, len, advice);
 	if (r == 0 && (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE))
 		hg_forget(addr, len);
+	return r;
+}
+
+/* mlockall locks every mapping of the process, the runtime's too: with
+ * MCL_CURRENT the kernel faulted in the shadow's reservations (address
+ * space reserved without memory), and a rewritten program that called
+ * mlockall(MCL_CURRENT) was killed by the OOM killer after 24 GB
+ * (2026-11-28); with MCL_FUTURE every later shadow chunk would be
+ * faulted in whole. The lock is made on fault instead (MCL_ONFAULT,
+ * Linux 4.4): each page the program touches stays in memory from its
+ * first touch on, as do the shadow's pages it uses, and nothing is
+ * faulted in ahead. What the program loses is MCL_CURRENT's faulting in
+ * of what it has mapped already: its first touch of such a page faults
+ * once. A kernel without MCL_ONFAULT locks nothing, as ThreadSanitizer
+ * does for every mlockall (the call succeeds). Without CAP_IPC_LOCK,
+ * MCL_CURRENT fails with ENOMEM where the process's address space is
+ * larger than RLIMIT_MEMLOCK, which the runtime's reservations make it. */
+DEFINE_REAL(int, mlockall, int)
+int mlockall(int flags)
+{
+	resolve_mlockall();
+	if (!(flags & (MCL_CURRENT | MCL_FUTURE)))
+		return REAL(mlockall)(flags); /* the kernel's answer to such flags */
+	int saved = errno;
+	int r = REAL(mlockall)(flags | MCL_ONFAULT);
+	if (r != 0 && errno == EINVAL && !(flags & ~(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))) {
+		errno = saved; /* no MCL_ONFAULT here */
+		return 0;
+	}
 	return r;
 }

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include "hgrt.h"
 
+#include <errno.h>
 #include <sys/mman.h>
 
 uintptr_t *hg_shadow_dir;
@@ -88,6 +89,7 @@ static int hg_drop_pages(uintptr_t lo, uintptr_t hi)
  * for 4000 (ThreadSanitizer 3.2 s, native 0.14 s). */
 static void hg_zero_pages(uintptr_t lo, uintptr_t hi, uintptr_t give_back)
 {
+	int saved = errno; /* free and malloc leave it as it was; the calls here may fail (locked pages: mlockall) */
 	unsigned char in[HG_RESIDENT_BATCH];
 	for (uintptr_t b = lo; b < hi;) {
 		uintptr_t e = hi - b > HG_RESIDENT_BATCH * 4096ull ? b + HG_RESIDENT_BATCH * 4096ull : hi;
@@ -116,6 +118,7 @@ static void hg_zero_pages(uintptr_t lo, uintptr_t hi, uintptr_t give_back)
 		}
 		b = e;
 	}
+	errno = saved;
 }
 
 static void hg_reset_range(uint64_t addr, uint64_t size, uintptr_t give_back)

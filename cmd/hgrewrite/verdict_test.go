@@ -491,6 +491,27 @@ func TestManyThreadsBigHeap(t *testing.T) {
 	}
 }
 
+// TestMlockall: a program that locks all its memory and then allocates
+// and frees blocks in two threads runs as it does natively (its watchdog
+// kills it past 1 GB resident: mlockall(MCL_CURRENT) used to fault in the
+// shadow's reservations until the OOM killer came), with errno intact
+// across malloc and free, and no report.
+func TestMlockall(t *testing.T) {
+	src := filepath.Join(repoRoot(t), "testdata", "stress", "mlockall.c")
+	dir := t.TempDir()
+	bin := compile(t, src, dir, variant{opt: "-O2", pie: true})
+	rewriteOK(t, bin, bin+".hg")
+	want := runProg(t, nil, bin)
+	if want.status != "exit 0" {
+		t.Fatalf("native: %s\n%s", want.status, want.stdout)
+	}
+	got := runProg(t, nil, bin+".hg")
+	compareRuns(t, want, got)
+	if strings.Contains(string(got.stderr), "WARNING") {
+		t.Errorf("false report:\n%s", clip(got.stderr))
+	}
+}
+
 // TestReportStack: a report carries the racing thread's call stack,
 // callers in order: the access's own (inner, called by middle, outer and
 // worker) when inner is still running at its next interposed call, else
