@@ -966,34 +966,52 @@ static void hg_wait_end(struct hg_thread *t, pthread_cond_t *c, pthread_mutex_t 
 		hg_opaque_acquire(t, m);
 }
 
+/* A thread cancelled in a condition wait (a cancellation point) holds
+ * the mutex again when its cleanup handlers run: glibc takes it back
+ * before unwinding. hg_wait_cancelled tells the detector so, as
+ * hg_wait_end would have; without it the cleanup handler that unlocks
+ * the mutex (what POSIX asks of a cancellable waiter) ran, for the
+ * detector, with no lock held, and its accesses to what the mutex
+ * protects were reported against the other threads'. */
+struct hg_waiting {
+	struct hg_thread *t;
+	pthread_cond_t *c;
+	pthread_mutex_t *m;
+	int in_loop;
+};
+
+static void hg_wait_cancelled(void *p)
+{
+	const struct hg_waiting *w = p;
+	hg_wait_end(w->t, w->c, w->m, w->in_loop, ECANCELED);
+}
+
+/* HG_COND_WAIT is the body of a condition wait's wrapper, whose real
+ * function is called as REAL(name)(c, m, rest...). */
+#define HG_COND_WAIT(name, ...)                                      \
+	resolve_##name();                                            \
+	struct hg_thread *t = hg_active(RA);                         \
+	struct hg_waiting w = {t, c, m, hg_wait_begin(t, c, m)};     \
+	int r;                                                       \
+	pthread_cleanup_push(hg_wait_cancelled, &w);                 \
+	r = REAL(name)(c, m, ##__VA_ARGS__);                         \
+	pthread_cleanup_pop(0);                                      \
+	hg_wait_end(t, c, m, w.in_loop, r);                          \
+	return r
+
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m)
 {
-	resolve_pthread_cond_wait();
-	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, c, m);
-	int r = REAL(pthread_cond_wait)(c, m);
-	hg_wait_end(t, c, m, in_loop, r);
-	return r;
+	HG_COND_WAIT(pthread_cond_wait);
 }
 
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *ts)
 {
-	resolve_pthread_cond_timedwait();
-	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, c, m);
-	int r = REAL(pthread_cond_timedwait)(c, m, ts);
-	hg_wait_end(t, c, m, in_loop, r);
-	return r;
+	HG_COND_WAIT(pthread_cond_timedwait, ts);
 }
 
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock, const struct timespec *ts)
 {
-	resolve_pthread_cond_clockwait();
-	struct hg_thread *t = hg_active(RA);
-	int in_loop = hg_wait_begin(t, c, m);
-	int r = REAL(pthread_cond_clockwait)(c, m, clock, ts);
-	hg_wait_end(t, c, m, in_loop, r);
-	return r;
+	HG_COND_WAIT(pthread_cond_clockwait, clock, ts);
 }
 
 /* Semaphores. */
