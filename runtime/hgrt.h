@@ -486,7 +486,7 @@ void hg_forked_record(struct hg_thread *t, int32_t tid); /* a forked child's thr
 int hg_backtrace(uint64_t *ras); /* the caller's call stack (HG_STACK_FRAMES at most); a wrapper only */
 void hg_vector_state(uint32_t header_flags);         /* start-up: the vector state the program can hold live (threads.c) */
 void hg_records_init(void);                  /* start-up: records of finished threads are reused */
-void hg_pub_spin_init(void);                  /* start-up: hand-over waiters spin only with more than one CPU */
+void hg_spin_init(void);                     /* start-up: hand-over waiters and lockers spin only with more than one CPU */
 void hg_records_forked(void);                /* the fork handler: the free list's lock is free */
 void hg_record_recyclable(struct hg_thread *t); /* t's thread was created by the program: its record goes back when it ends */
 

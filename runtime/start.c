@@ -258,7 +258,7 @@ __attribute__((constructor)) static void hg_init(void)
 	hg_vector_state(hg_hdr->flags);
 	hg_threads_init();
 	hg_records_init();
-	hg_pub_spin_init();
+	hg_spin_init();
 	struct hg_thread *t = hg_current();
 	if (hg_opts.detect) {
 		hg_set_tid(t, hgGoMainThread((GoUint64)hg_bias));

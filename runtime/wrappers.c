@@ -58,6 +58,7 @@ DEFINE_REAL(int, pthread_timedjoin_np, pthread_t, void **, const struct timespec
 DEFINE_REAL(int, pthread_clockjoin_np, pthread_t, void **, clockid_t, const struct timespec *)
 DEFINE_REAL(void, pthread_exit, void *)
 DEFINE_REAL(int, pthread_detach, pthread_t)
+DEFINE_REAL(int, pthread_mutex_lock, pthread_mutex_t *)
 
 /* publications under way, by mutex (hg_publish_begin below) */
 #define HG_PUB_SLOTS 256 /* 1 << 8: hg_pub_slot */
@@ -85,9 +86,12 @@ static int hg_threads_alive = 1;
 static int hg_count_threads;
 static pthread_key_t hg_alive_key;
 
+static void hg_unpark(void);
+
 static void hg_thread_gone(void *unused)
 {
 	(void)unused;
+	hg_unpark(); /* cancelled in a condition wait */
 	if (__atomic_sub_fetch(&hg_threads_alive, 1, __ATOMIC_ACQ_REL) == 0 && hg_count_threads)
 		exit(0);
 }
@@ -380,13 +384,19 @@ static void hg_publish_end(struct hg_thread *t, struct hg_pub_slot *slot, int wh
  * 0.81 s. Sixty-four threads on one mutex (two CPUs) were 5% slower. */
 static int hg_pub_spin = HG_PUB_SPIN;
 
-/* hg_pub_spin_init: a process allowed one CPU sleeps at once: the
+/* CPUs the process may run on (hg_spin_init), for the spins below */
+static int hg_ncpus = 1;
+
+/* hg_spin_init: a process allowed one CPU sleeps at once: the
  * publisher cannot run while the waiter spins (bench/pipeline.c on one
- * CPU spent 7% of its time there). */
-void hg_pub_spin_init(void)
+ * CPU spent 7% of its time there); nor does a locker spin on a held
+ * mutex (hg_mutex_lock_spun). */
+void hg_spin_init(void)
 {
 	cpu_set_t cpus;
-	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0 && CPU_COUNT(&cpus) == 1)
+	if (sched_getaffinity(0, sizeof cpus, &cpus) == 0)
+		hg_ncpus = CPU_COUNT(&cpus);
+	if (hg_ncpus == 1)
 		hg_pub_spin = 0;
 }
 
@@ -682,6 +692,77 @@ static void hg_opaque_unlock(struct hg_thread *t, const volatile void *m, void *
 		hg_opaque_release(t, m);
 }
 
+/* Spinning on a held default mutex. The critical sections of a
+ * rewritten program are longer than the program's own (instrumented
+ * accesses, the wait for the previous holder's publication), and glibc's
+ * default mutex puts a locker that finds it held to sleep at once: the
+ * program's threads slept and were woken far more often than natively
+ * (bench/pipeline.c, two threads: 15 thousand context switches a run,
+ * against 6 thousand natively and 13 thousand under ThreadSanitizer; 7
+ * thousand with the spin). A locker of a
+ * default mutex that is held now spins a while for it first, as glibc's
+ * adaptive mutexes do, but only while no more of the program's threads
+ * can run than there are CPUs (hg_threads_alive less those asleep in a
+ * condition wait or on a mutex, hg_parked): otherwise the holder may
+ * well be the thread off the CPU the spinner takes, and sixty-four
+ * threads on one mutex took 1.04 -> 1.18 to 1.48 s when every locker
+ * spun (2026-11-28). The mutex is read before the real lock as glibc's
+ * public layout has it (bits/struct_mutex.h); it changes nothing in it. */
+#define HG_LOCK_SPIN 1024 /* pauses */
+static struct {
+	int32_t n; /* program threads asleep, or about to be, on a mutex or a condition variable */
+	char pad[60];
+} hg_parked __attribute__((aligned(64)));
+static __thread int hg_parked_self __attribute__((tls_model("initial-exec"))); /* this thread counts in hg_parked */
+
+static void hg_park(void)
+{
+	if (!hg_parked_self) {
+		hg_parked_self = 1;
+		__atomic_add_fetch(&hg_parked.n, 1, __ATOMIC_RELAXED);
+	}
+}
+
+/* hg_unpark undoes hg_park; a thread that ends parked (cancelled in a
+ * condition wait) is unparked by hg_thread_gone. */
+static void hg_unpark(void)
+{
+	if (hg_parked_self) {
+		hg_parked_self = 0;
+		__atomic_sub_fetch(&hg_parked.n, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static int hg_may_spin(void)
+{
+	if (hg_ncpus < 2 || !hg_count_threads)
+		return 0;
+	int running = __atomic_load_n(&hg_threads_alive, __ATOMIC_RELAXED) - __atomic_load_n(&hg_parked.n, __ATOMIC_RELAXED);
+	return running <= hg_ncpus;
+}
+
+static int hg_mutex_held(pthread_mutex_t *m)
+{
+	return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 0;
+}
+
+/* hg_mutex_lock_spun is the real pthread_mutex_lock of m, after a spin
+ * while m is a default mutex, held, and hg_may_spin. */
+static int hg_mutex_lock_spun(pthread_mutex_t *m)
+{
+	if (__atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED) != PTHREAD_MUTEX_TIMED_NP || !hg_mutex_held(m))
+		return REAL(pthread_mutex_lock)(m);
+	if (hg_may_spin())
+		for (int i = 0; i < HG_LOCK_SPIN && hg_mutex_held(m); i++)
+			__builtin_ia32_pause();
+	if (!hg_mutex_held(m))
+		return REAL(pthread_mutex_lock)(m);
+	hg_park();
+	int r = REAL(pthread_mutex_lock)(m);
+	hg_unpark();
+	return r;
+}
+
 #define LOCK_WRAPPER(name, type, mode)                  \
 	DEFINE_REAL(int, name, type *)                  \
 	int name(type *m)                               \
@@ -797,7 +878,18 @@ static void hg_lock_destroyed(struct hg_thread *t, const volatile void *m)
 		return REAL(name)(m);                        \
 	}
 
-LOCK_WRAPPER(pthread_mutex_lock, pthread_mutex_t, 0)
+/* pthread_mutex_lock is LOCK_WRAPPER's, with the real lock spun */
+int pthread_mutex_lock(pthread_mutex_t *m)
+{
+	resolve_pthread_mutex_lock();
+	struct hg_thread *t = hg_tracked(RA);
+	int r = t ? hg_mutex_lock_spun(m) : REAL(pthread_mutex_lock)(m);
+	if (t && r == 0) {
+		hg_lock_event(t, m, 0);
+		hg_opaque_lock(t, m, RA);
+	}
+	return r;
+}
 LOCK_WRAPPER(pthread_mutex_trylock, pthread_mutex_t, HG_LOCK_TRY)
 UNLOCK_WRAPPER(pthread_mutex_unlock, pthread_mutex_t, hg_mutex_release, hg_mutex_wake)
 DESTROY_WRAPPER(pthread_mutex_destroy, pthread_mutex_t)
@@ -983,6 +1075,7 @@ struct hg_waiting {
 static void hg_wait_cancelled(void *p)
 {
 	const struct hg_waiting *w = p;
+	hg_unpark();
 	hg_wait_end(w->t, w->c, w->m, w->in_loop, ECANCELED);
 }
 
@@ -994,7 +1087,10 @@ static void hg_wait_cancelled(void *p)
 	struct hg_waiting w = {t, c, m, hg_wait_begin(t, c, m)};     \
 	int r;                                                       \
 	pthread_cleanup_push(hg_wait_cancelled, &w);                 \
+	if (t)                                                       \
+		hg_park();                                           \
 	r = REAL(name)(c, m, ##__VA_ARGS__);                         \
+	hg_unpark();                                                 \
 	pthread_cleanup_pop(0);                                      \
 	hg_wait_end(t, c, m, w.in_loop, r);                          \
 	return r
