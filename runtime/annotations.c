@@ -238,9 +238,9 @@ static void hg_annotate_call(void *ra, uint32_t kind, uint64_t a2, uint64_t a3, 
 	if (!t)
 		return;
 	uint64_t a[5] = {0, 0, a2, a3, a4};
-	t->in_rt = 1;
+	int deferred = hg_go_enter(t);
 	hg_annotate(t, kind, a);
-	t->in_rt = 0;
+	hg_go_leave(t, deferred);
 }
 
 #define ADDR(p) ((uint64_t)(uintptr_t)(p))

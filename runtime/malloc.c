@@ -96,11 +96,11 @@ static void hg_release_block(void *p, void *ra)
 		return;
 	}
 	hg_flush(t);
-	t->in_rt = 1;
+	int deferred = hg_go_enter(t);
 	t->go_calls++;
 	if (hg_d_free(t->tid, (GoUint64)(uintptr_t)p, n, pc) > 0)
 		t->want_stack = 1;
-	t->in_rt = 0;
+	hg_go_leave(t, deferred);
 	hg_flush(t); /* the stack for a report on the release */
 }
 

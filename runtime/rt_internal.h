@@ -57,6 +57,31 @@ HG_FAST void hg_range(uint64_t addr, uint64_t info, uint64_t count);
  * Initial-exec TLS: one %fs-relative load on every access. */
 extern __thread struct hg_thread *hg_self __attribute__((tls_model("initial-exec"))) HG_INTERNAL;
 
+/* Calls into the Go side go between hg_go_enter and hg_go_leave (the
+ * re-entrancy guard, in_rt). A thread the program made asynchronously
+ * cancellable (pthread_setcanceltype, runtime/wrappers.c) is deferred-
+ * cancellable in between: a cancellation that took it inside Go code left
+ * the Go runtime's record of the thread (its M and g) half-changed, and
+ * the thread's exit then spun forever in the Go runtime (dropm, from the
+ * thread-specific-data destructors). A cancellation that came meanwhile
+ * acts when the thread leaves, in C. */
+extern __thread int hg_cancel_async __attribute__((tls_model("initial-exec"))) HG_INTERNAL;
+int hg_cancel_defer(void) HG_INTERNAL;   /* 1: the thread was made deferred-cancellable */
+void hg_cancel_resume(void) HG_INTERNAL; /* asynchronously cancellable again (a pending cancellation acts) */
+
+static inline int hg_go_enter(struct hg_thread *t)
+{
+	t->in_rt = 1;
+	return __builtin_expect(hg_cancel_async, 0) ? hg_cancel_defer() : 0;
+}
+
+static inline void hg_go_leave(struct hg_thread *t, int deferred)
+{
+	t->in_rt = 0;
+	if (__builtin_expect(deferred, 0))
+		hg_cancel_resume();
+}
+
 /* threads.c: the record shared by all threads once the arena is full; it
  * never buffers (in_rt is set) and its counters are updated atomically. */
 extern struct hg_thread hg_overflow HG_INTERNAL;

@@ -513,9 +513,9 @@ static void hg_flush_with(struct hg_thread *t, int can_stack)
 	}
 	if (t->n == 0 && !t->sig_acq && !t->sig_n && !(can_stack && t->want_stack))
 		return;
-	t->in_rt = 1;
+	int deferred = hg_go_enter(t);
 	hg_flush_guarded(t, can_stack);
-	t->in_rt = 0;
+	hg_go_leave(t, deferred);
 }
 
 /* hg_flush is hg_flush_with for the wrappers: ordinary C functions called
@@ -540,7 +540,7 @@ void hg_flush_signals(struct hg_thread *t)
  * flushing in between would overwrite the thread's one save area. */
 static inline void hg_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *regs, uint64_t info)
 {
-	t->in_rt = 1;
+	int deferred = hg_go_enter(t);
 	__asm__ volatile("" ::: "memory");
 	void *area = t->xsave;
 	hg_vec_save(area);
@@ -550,7 +550,7 @@ static inline void hg_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *re
 		fn(t, regs, info);
 	hg_vec_restore(area);
 	__asm__ volatile("" ::: "memory");
-	t->in_rt = 0;
+	hg_go_leave(t, deferred);
 }
 
 /* force_align_arg_pointer: trampolines run at any stack alignment, and the

@@ -69,10 +69,10 @@ static inline void hg_parking(void *ra)
 			hg_flush(t);           \
 		else                           \
 			hg_flush_signals(t);   \
-		(t)->in_rt = 1;                \
+		int hg_deferred_ = hg_go_enter(t); \
 		(t)->go_calls++;               \
 		call;                          \
-		(t)->in_rt = 0;                \
+		hg_go_leave(t, hg_deferred_);  \
 	} while (0)
 
 #endif

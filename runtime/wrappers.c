@@ -221,6 +221,33 @@ int pthread_detach(pthread_t th)
 	return REAL(pthread_detach)(th);
 }
 
+/* ---- asynchronous cancellation ----
+ * The thread's cancellability type, as the program set it, for
+ * hg_go_enter (rt_internal.h); the runtime's own changes of it go to the
+ * real function directly. */
+DEFINE_REAL(int, pthread_setcanceltype, int, int *)
+__thread int hg_cancel_async __attribute__((tls_model("initial-exec")));
+
+int pthread_setcanceltype(int type, int *old)
+{
+	resolve_pthread_setcanceltype();
+	int r = REAL(pthread_setcanceltype)(type, old);
+	if (r == 0 && !hg_from_runtime(RA))
+		hg_cancel_async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+	return r;
+}
+
+int hg_cancel_defer(void)
+{
+	int old;
+	return REAL(pthread_setcanceltype)(PTHREAD_CANCEL_DEFERRED, &old) == 0 && old == PTHREAD_CANCEL_ASYNCHRONOUS;
+}
+
+void hg_cancel_resume(void)
+{
+	REAL(pthread_setcanceltype)(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+}
+
 /* ---- thread names ----
  * pthread_setname_np and prctl(PR_SET_NAME) tell the detector a thread's
  * name, for reports, once the real call succeeded (glibc refuses names
