@@ -540,17 +540,22 @@ void hg_flush_signals(struct hg_thread *t)
  * flushing in between would overwrite the thread's one save area. */
 static inline void hg_saving(struct hg_thread *t, hg_saving_fn *fn, uint64_t *regs, uint64_t info)
 {
-	int deferred = hg_go_enter(t);
+	t->in_rt = 1;
 	__asm__ volatile("" ::: "memory");
 	void *area = t->xsave;
 	hg_vec_save(area);
 	__asm__ volatile("" ::: "memory");
+	/* hg_go_enter's and hg_go_leave's calls into the C library, inside
+	 * the vector registers' save */
+	int deferred = hg_cancel_async ? hg_cancel_defer() : 0;
 	hg_flush_guarded(t, 0);
 	if (fn)
 		fn(t, regs, info);
+	if (deferred)
+		hg_cancel_resume();
 	hg_vec_restore(area);
 	__asm__ volatile("" ::: "memory");
-	hg_go_leave(t, deferred);
+	t->in_rt = 0;
 }
 
 /* force_align_arg_pointer: trampolines run at any stack alignment, and the
