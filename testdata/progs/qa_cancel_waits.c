@@ -44,6 +44,13 @@ static void mark_started(void)
 	pthread_cond_broadcast(&started_cv);
 }
 
+static void announce(void)
+{
+	pthread_mutex_lock(&mu);
+	mark_started();
+	pthread_mutex_unlock(&mu);
+}
+
 static void *cond_waiter(void *arg)
 {
 	int timed = arg != NULL;
@@ -68,9 +75,7 @@ static void *sem_waiter(void *arg)
 {
 	(void)arg;
 	pthread_cleanup_push(count_cleanup, NULL);
-	pthread_mutex_lock(&mu);
-	mark_started();
-	pthread_mutex_unlock(&mu);
+	announce();
 	while (sem_wait(&sem) != 0 && errno == EINTR)
 		;
 	pthread_cleanup_pop(0);
@@ -82,9 +87,7 @@ static void *reader(void *arg)
 	(void)arg;
 	char c;
 	pthread_cleanup_push(count_cleanup, NULL);
-	pthread_mutex_lock(&mu);
-	mark_started();
-	pthread_mutex_unlock(&mu);
+	announce();
 	ssize_t n = read(pipefd[0], &c, 1);
 	(void)n;
 	pthread_cleanup_pop(0);
@@ -95,9 +98,7 @@ static void *sleeper(void *arg)
 {
 	(void)arg;
 	pthread_cleanup_push(count_cleanup, NULL);
-	pthread_mutex_lock(&mu);
-	mark_started();
-	pthread_mutex_unlock(&mu);
+	announce();
 	sleep(60);
 	pthread_cleanup_pop(0);
 	return (void *)4;
@@ -107,9 +108,7 @@ static void *joiner(void *arg)
 {
 	pthread_t *other = arg;
 	pthread_cleanup_push(count_cleanup, NULL);
-	pthread_mutex_lock(&mu);
-	mark_started();
-	pthread_mutex_unlock(&mu);
+	announce();
 	pthread_join(*other, NULL);
 	pthread_cleanup_pop(0);
 	return (void *)5;
@@ -122,9 +121,7 @@ static void *spinner(void *arg)
 	(void)arg;
 	volatile long local = 0; /* kept across the cleanup's setjmp */
 	pthread_cleanup_push(count_cleanup, NULL);
-	pthread_mutex_lock(&mu);
-	mark_started();
-	pthread_mutex_unlock(&mu);
+	announce();
 	for (;;) {
 		local++;
 		if (local % 1000 == 0) {
