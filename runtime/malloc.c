@@ -118,13 +118,17 @@ void *calloc(size_t n, size_t m)
 	return p;
 }
 
+/* A realloc that fails leaves the old block to the program: it is a live
+ * block again (its shadow reset, as a new one's), not a freed one whose
+ * later accesses a report would place nowhere. */
 void *realloc(void *old, size_t n)
 {
 	void *ra = __builtin_return_address(0);
+	size_t had = old ? malloc_usable_size(old) : 0;
 	hg_release_block(old, ra);
 	void *p = __libc_realloc(old, n);
 	if (n != 0)
-		hg_alloc(p, n, ra);
+		hg_alloc(p ? p : old, p ? n : had, ra);
 	return p;
 }
 
@@ -150,8 +154,8 @@ void *aligned_alloc(size_t align, size_t n)
 
 int posix_memalign(void **out, size_t align, size_t n)
 {
-	if (align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
-		return EINVAL;
+	if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
+		return EINVAL; /* glibc's checks */
 	void *p = __libc_memalign(align, n);
 	if (!p)
 		return ENOMEM;
