@@ -153,6 +153,26 @@ func TestReportSeparateDebugFile(t *testing.T) {
 	}
 }
 
+// A stripped program with no debug file to be found (Debian's binaries
+// without their -dbgsym package) has no names for its variables: the
+// location is placed in its data section, with what would name it, where
+// it said "not a global variable or live heap block" (an outsider's
+// memcached: every report on its globals).
+func TestReportStrippedLocation(t *testing.T) {
+	requireTool(t, "strip")
+	hg, _ := reportProgram(t, "scores", "-O2")
+	bin := strings.TrimSuffix(hg, ".hg")
+	if out, err := exec.Command("strip", "--strip-all", bin).CombinedOutput(); err != nil {
+		t.Fatalf("strip: %v\n%s", err, out)
+	}
+	rewriteOK(t, bin, hg)
+	rep := string(runProg(t, nil, hg).stderr)
+	want := regexp.MustCompile(`  Location is in \.bss of scores\.hg, at offset 0x[0-9a-f]+, at 0x[0-9a-f]+ \(scores\.hg\+0x[0-9a-f]+\): the program is stripped`)
+	if !want.MatchString(rep) {
+		t.Errorf("report does not place the stripped program's global in .bss:\n%s", rep)
+	}
+}
+
 // json_path and sarif_path (with %p) get the same report, parsed back
 // here; a suppressions file makes it go away, with exit status 0; bad
 // suppressions stop the program before it runs.

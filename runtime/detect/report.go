@@ -348,6 +348,10 @@ func (r *reporter) location(addr uint64) reportLocation {
 		}
 		return loc
 	}
+	if sec, off, named, ok := r.sym.section(link); ok {
+		return reportLocation{Kind: "section", Addr: addr, Name: sec, Offset: off, Module: r.sym.module(),
+			ModuleOffset: link, Stripped: !named}
+	}
 	return reportLocation{Kind: "other", Addr: addr, Module: r.sym.module()}
 }
 

@@ -53,15 +53,16 @@ type reportAccess struct {
 }
 
 type reportLocation struct {
-	Kind         string // "global", "heap" or "other"
+	Kind         string // "global", "heap", "section" (the program's data no symbol names) or "other"
 	Addr         uint64 // the accessed address; the block's start for "heap"
-	Name         string // the global's
-	Offset       uint64 // of the accessed address in the global or block
+	Name         string // the global's, or the section's
+	Offset       uint64 // of the accessed address in the global, block or section
 	Size         uint64 // of the global or block
 	Module       string // the global's file
 	ModuleOffset uint64 // the global's link-time address
 	AllocTID     int32  // the heap block's allocating thread
 	Alloc        []Frame
+	Stripped     bool // "section": the program names none of its variables
 }
 
 type reportLock struct {
@@ -165,6 +166,13 @@ func (l reportLocation) text() string {
 		}
 		writeFrames(&b, l.Alloc)
 		return b.String()
+	case "section":
+		why := "no symbol names a variable there"
+		if l.Stripped {
+			why = "the program is stripped, and its debug symbols (a -dbgsym package, or the file its .gnu_debuglink names) would name the variable"
+		}
+		return fmt.Sprintf("  Location is in %s of %s, at offset %#x, at %#x (%s+%#x): %s.\n",
+			l.Name, l.Module, l.Offset, l.Addr, l.Module, l.ModuleOffset, why)
 	}
 	return fmt.Sprintf("  Location at %#x is not a global variable or live heap block of %s (stack or a library's memory).\n", l.Addr, l.Module)
 }

@@ -462,6 +462,8 @@ func (l reportLocation) name() string {
 		return fmt.Sprintf("global '%s'", l.Name)
 	case "heap":
 		return fmt.Sprintf("heap block of size %d at offset %d", l.Size, l.Offset)
+	case "section":
+		return fmt.Sprintf("%s+%#x", l.Name, l.Offset)
 	}
 	return hexAddr(l.Addr)
 }

@@ -242,6 +242,21 @@ func (s *symbolizer) global(addr uint64) (name string, off, size uint64, ok bool
 	return s.demangle(g.name), addr - g.addr, g.size, true
 }
 
+// section names the data section of the program that holds a link-time
+// address no global names; named says whether the program has names for
+// its variables at all (a stripped one has none, unless its debug file
+// was found).
+func (s *symbolizer) section(addr uint64) (name string, off uint64, named, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.load()
+	sec, ok := lookup(m.data, addr)
+	if !ok || sec.size == 0 {
+		return "", 0, len(m.objs) > 0, false
+	}
+	return sec.name, addr - sec.addr, len(m.objs) > 0, true
+}
+
 // demangle turns a C++ symbol name into its source form (Host.Demangle:
 // when the program has libstdc++ loaded); other names are returned as they
 // are. Results are cached.

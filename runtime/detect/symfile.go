@@ -35,6 +35,9 @@ type module struct {
 	// the functions' starts by unwind information (ehframe.go), for a
 	// program without symbols; read with lines only
 	starts []uint64
+	// its data sections (allocated, not code), to place an address that no
+	// symbol names: a stripped program's variables
+	data []sym
 }
 
 // openModule reads the ELF file at path, and the separate debug file it
@@ -55,6 +58,7 @@ func openModule(path, debugRoot string, lines bool) *module {
 	}
 	defer f.Close()
 	m.loads = loadSegments(f)
+	m.data = dataSections(f)
 	m.addSymbols(f)
 	var d *dwarf.Data
 	if lines {
@@ -79,6 +83,18 @@ func openModule(path, debugRoot string, lines bool) *module {
 }
 
 // addSymbols adds f's functions and data objects (.symtab and .dynsym).
+// dataSections lists f's sections that are loaded and not code (.data,
+// .bss, .rodata, ...), sorted by address.
+func dataSections(f *elf.File) []sym {
+	var out []sym
+	for _, sec := range f.Sections {
+		if sec.Flags&elf.SHF_ALLOC != 0 && sec.Flags&elf.SHF_EXECINSTR == 0 && sec.Size > 0 && sec.Flags&elf.SHF_TLS == 0 {
+			out = append(out, sym{name: sec.Name, addr: sec.Addr, size: sec.Size})
+		}
+	}
+	return sortSyms(out)
+}
+
 func (m *module) addSymbols(f *elf.File) {
 	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		for _, sec := range f.Sections {
