@@ -70,11 +70,17 @@ static uint64_t hg_fd_get(int fd)
 	return fd >= 0 && fd < HG_FD_MAX ? __atomic_load_n(&fd_obj[fd], __ATOMIC_RELAXED) : 0;
 }
 
-static void hg_fd_pair(const int fds[2])
+static void hg_fd_num_sync(void *ra, int fd, int release);
+
+/* hg_fd_pair: the two ends of a pipe or socketpair the thread at ra just
+ * got share an object; their numbers are acquired (hg_fd_num_sync). */
+static void hg_fd_pair(void *ra, const int fds[2])
 {
 	uint64_t o = __atomic_fetch_add(&fd_next, 1, __ATOMIC_RELAXED);
 	hg_fd_set(fds[0], o);
 	hg_fd_set(fds[1], o);
+	hg_fd_num_sync(ra, fds[0], 0);
+	hg_fd_num_sync(ra, fds[1], 0);
 }
 
 /* hg_fd_release: a write to fd is about to make data visible. */
@@ -106,9 +112,9 @@ static void hg_fd_num_sync(void *ra, int fd, int release)
 	if (fd < 0 || fd >= HG_FD_MAX)
 		return;
 	struct hg_thread *t = hg_active(ra);
-	uint64_t obj = HG_FD_NUM_BASE + (uint64_t)fd * 8;
 	if (!t)
 		return;
+	uint64_t obj = HG_FD_NUM_BASE + (uint64_t)fd * 8;
 	if (release)
 		GO(t, hg_d_release(t->tid, obj));
 	else
@@ -132,11 +138,8 @@ int pipe(int fds[2])
 {
 	resolve_pipe();
 	int r = REAL(pipe)(fds);
-	if (r == 0) {
-		hg_fd_pair(fds);
-		hg_fd_num_sync(RA, fds[0], 0);
-		hg_fd_num_sync(RA, fds[1], 0);
-	}
+	if (r == 0)
+		hg_fd_pair(RA, fds);
 	return r;
 }
 
@@ -144,11 +147,8 @@ int pipe2(int fds[2], int flags)
 {
 	resolve_pipe2();
 	int r = REAL(pipe2)(fds, flags);
-	if (r == 0) {
-		hg_fd_pair(fds);
-		hg_fd_num_sync(RA, fds[0], 0);
-		hg_fd_num_sync(RA, fds[1], 0);
-	}
+	if (r == 0)
+		hg_fd_pair(RA, fds);
 	return r;
 }
 
@@ -156,11 +156,8 @@ int socketpair(int domain, int type, int proto, int fds[2])
 {
 	resolve_socketpair();
 	int r = REAL(socketpair)(domain, type, proto, fds);
-	if (r == 0) {
-		hg_fd_pair(fds);
-		hg_fd_num_sync(RA, fds[0], 0);
-		hg_fd_num_sync(RA, fds[1], 0);
-	}
+	if (r == 0)
+		hg_fd_pair(RA, fds);
 	return r;
 }
 

@@ -156,10 +156,10 @@ int mlockall(int flags)
 		return REAL(mlockall)(flags); /* the kernel's answer to such flags */
 	int saved = errno;
 	if ((flags & MCL_FUTURE) && !hg_future_lock_fits()) {
+		errno = saved; /* getrlimit or capget may have failed */
 		flags &= ~MCL_FUTURE;
 		if (!(flags & MCL_CURRENT))
 			return 0;
-		errno = saved;
 	}
 	int r = REAL(mlockall)(flags | MCL_ONFAULT);
 	if (r != 0 && errno == EINVAL && !(flags & ~(MCL_CURRENT | MCL_FUTURE | MCL_ONFAULT))) {

@@ -252,7 +252,7 @@ func (s *symbolizer) section(addr uint64) (name string, off uint64, named, ok bo
 	m := s.load()
 	sec, ok := lookup(m.data, addr)
 	if !ok || sec.size == 0 {
-		return "", 0, len(m.objs) > 0, false
+		return "", 0, false, false
 	}
 	return sec.name, addr - sec.addr, len(m.objs) > 0, true
 }

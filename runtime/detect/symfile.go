@@ -82,7 +82,6 @@ func openModule(path, debugRoot string, lines bool) *module {
 	return m
 }
 
-// addSymbols adds f's functions and data objects (.symtab and .dynsym).
 // dataSections lists f's sections that are loaded and not code (.data,
 // .bss, .rodata, ...), sorted by address.
 func dataSections(f *elf.File) []sym {
@@ -95,6 +94,7 @@ func dataSections(f *elf.File) []sym {
 	return sortSyms(out)
 }
 
+// addSymbols adds f's functions and data objects (.symtab and .dynsym).
 func (m *module) addSymbols(f *elf.File) {
 	for _, typ := range []elf.SectionType{elf.SHT_SYMTAB, elf.SHT_DYNSYM} {
 		for _, sec := range f.Sections {
