@@ -44,11 +44,9 @@
 // threads, so a call could deadlock. Its detector runs in another process
 // (remote.c, serve.go).
 //
-// The Go runtime must not keep the cgroup CPU limit files open in the
-// program's descriptor table (descriptors 3 and 4 of every rewritten
-// program otherwise): GOMAXPROCS does not follow container limits here.
-//
-//go:debug containermaxprocs=0
+// Build it with make: the Makefile's RTGODEBUG sets the Go runtime's
+// settings the library needs (no cgroup files kept open in the program's
+// descriptor table, no preemption signals sent to program threads).
 package main
 
 /*

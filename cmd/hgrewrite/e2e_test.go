@@ -38,7 +38,8 @@ func repoRoot(t testing.TB) string {
 	return filepath.Clean(filepath.Join(filepath.Dir(file), "..", ".."))
 }
 
-// runtimeLib builds libhgrt.so into a shared temporary directory.
+// runtimeLib builds libhgrt.so into a shared temporary directory, through
+// the Makefile's rule: the library needs its build settings.
 func runtimeLib(t testing.TB) string {
 	t.Helper()
 	rtOnce.Do(func() {
@@ -48,7 +49,7 @@ func runtimeLib(t testing.TB) string {
 			return
 		}
 		rtPath = filepath.Join(dir, elfrw.RuntimeLibName)
-		cmd := exec.Command("go", "build", "-buildmode=c-shared", "-o", rtPath, "./runtime")
+		cmd := exec.Command("make", "-s", "BIN="+dir, rtPath)
 		cmd.Dir = repoRoot(t)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			rtErr = fmt.Errorf("building runtime: %v\n%s", err, out)
