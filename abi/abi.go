@@ -273,8 +273,16 @@ const (
 	// whose exit the C side settled itself (runtime/fastpath.c,
 	// hg_loop_exit_c: it would have joined nothing); the reads recorded
 	// before it, the first len >> LockMarkShift, were searched there.
-	LockWaitedC   = 4096
-	LockMarkShift = 16
+	LockWaitedC = 4096
+	// LockWritesFull, with a Lock inside a region: the record's writes
+	// fill half of it or more; they go to the Go side with this event
+	// (published under the locks held before it) and the C side records
+	// writes afresh, so that the writes made under the new lock are
+	// seen (a maintenance thread that holds its own lock for a whole
+	// pass, writes its statistics under it and returns items to a free
+	// list under a nested lock: memcached's LRU maintainer).
+	LockWritesFull = 8192
+	LockMarkShift  = 16
 )
 
 // The lock operations that change a thread's locksets, as the Go side

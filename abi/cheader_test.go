@@ -118,6 +118,7 @@ func defines() [][]define {
 		num("HG_LOCK_DESTROY", abi.LockDestroy, ""),
 		num("HG_LOCK_TICKED", abi.LockTicked, ""),
 		num("HG_LOCK_WAITED_C", abi.LockWaitedC, ""),
+		num("HG_LOCK_WRITES_FULL", abi.LockWritesFull, ""),
 		num("HG_LOCK_MARK_SHIFT", abi.LockMarkShift, ""),
 		num("HG_LOCKSTEP_WRITE", abi.LockStepWrite, "lockset changes the Go side tells the C side of (lockview.c)"),
 		num("HG_LOCKSTEP_READ", abi.LockStepRead, ""),

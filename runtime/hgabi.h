@@ -100,6 +100,7 @@
 #define HG_LOCK_DESTROY 1024
 #define HG_LOCK_TICKED 2048
 #define HG_LOCK_WAITED_C 4096
+#define HG_LOCK_WRITES_FULL 8192
 #define HG_LOCK_MARK_SHIFT 16
 /* lockset changes the Go side tells the C side of (lockview.c) */
 #define HG_LOCKSTEP_WRITE 1

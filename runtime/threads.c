@@ -597,7 +597,7 @@ static int hg_event_quiet(const struct hg_thread *t, uint64_t info, uint64_t len
 {
 	uint32_t kind = HG_INFO_FLAGS(info);
 	if (kind == HG_LOCK)
-		return !(len & (HG_LOCK_READS_FULL | HG_LOCK_WAIT));
+		return !(len & (HG_LOCK_READS_FULL | HG_LOCK_WRITES_FULL | HG_LOCK_WAIT));
 	if (kind == (HG_ALLOC | HG_RESET_DONE) || (kind == (HG_FREE | HG_RESET_DONE) && !t->recording))
 		return 1;
 	if ((kind == (HG_ATOMIC | HG_POST) && len == HG_ACQUIRE_KNOWN) || (kind == HG_ATOMIC && len == HG_RELEASE_KNOWN))

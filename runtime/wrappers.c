@@ -493,6 +493,8 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int rea
  * edges with the stack taken in this wrapper. A successful trylock cannot
  * deadlock and makes no pair into its mutex. The test reads the lock view
  * before the event moves it. */
+static void hg_published(struct hg_thread *t, uint8_t n);
+
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	if (hg_opts.deadlocks && t->nheld > 0 && !(mode & HG_LOCK_TRY) &&
@@ -514,8 +516,10 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 		mode |= HG_LOCK_BEGIN;
 	} else if (!(mode & HG_LOCK_WAIT) && t->recording && t->nnest < HG_NEST) {
 		/* a lock inside the region: its writes from here on are its own */
+		if (hg_opts.handoff && t->nrec_w >= HG_REC / 2)
+			mode |= HG_LOCK_WRITES_FULL; /* hand the writes over: room for this lock's */
 		t->nest_mutex[t->nnest] = (uint64_t)(uintptr_t)m;
-		t->nest_mark[t->nnest++] = t->nrec_w;
+		t->nest_mark[t->nnest++] = mode & HG_LOCK_WRITES_FULL ? 0 : t->nrec_w;
 		if (hg_opts.handoff && t->nrec_r >= HG_REC)
 			mode |= HG_LOCK_READS_FULL; /* hand the reads over: room for this lock's */
 	}
@@ -524,9 +528,12 @@ static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 	 * view from the Go side, which has not seen this lock yet */
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_LOCK), (uint64_t)mode, 1);
 	hg_lockview_lock(t, (uint64_t)(uintptr_t)m, mode & HG_LOCK_READ);
-	if (mode & HG_LOCK_READS_FULL) {
+	if (mode & (HG_LOCK_READS_FULL | HG_LOCK_WRITES_FULL)) {
 		hg_flush(t);
-		hg_record_reads_reset(t);
+		if (mode & HG_LOCK_READS_FULL)
+			hg_record_reads_reset(t);
+		if (mode & HG_LOCK_WRITES_FULL)
+			hg_published(t, 0);
 	} else if (mode & HG_LOCK_ORDER) {
 		hg_flush(t); /* the Go side asks for the stack at once (hg_stack_now) */
 	}

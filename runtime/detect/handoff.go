@@ -463,6 +463,27 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 // published for what it writes, if the writer holds one of the mutexes
 // the reader held.
 
+// publishWrites publishes the writes the region recorded so far, under
+// the locks t holds in write mode, when a nested lock is taken and the
+// record is half full (abi.LockWritesFull): the C side records afresh, so
+// that what the region writes under the new lock is published too. A
+// thread that holds its own lock for a whole pass fills the record with
+// what it writes under that lock alone; memcached's LRU maintainer then
+// returned items to the slab free list under the nested slab lock
+// unseen, and every item a worker took from the list and filled was
+// reported against the maintainer's writes of its links.
+func (d *Detector) publishWrites(t *thread) {
+	if !d.opts.Handoff {
+		return
+	}
+	t.cond.load(t.rec)
+	if len(t.cond.writes) > 0 {
+		seg := d.segmentOf(t, 0, true)
+		d.publish(&seg, t.cond.writes)
+		d.tick(t)
+	}
+}
+
 // publishReads publishes the reads the region recorded so far, under the
 // locks t holds, when the record is full and a nested lock is taken: the
 // C side records afresh, so that what the region reads under the new lock
