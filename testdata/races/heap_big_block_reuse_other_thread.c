@@ -16,7 +16,7 @@
  * stores into, the second is written whole and has fewer, the third is
  * written at every sixteenth kilobyte (pages in memory between pages
  * that are not). The program exits with status 2 if no block went from
- * one thread to the other (the test would test nothing). */
+ * one thread to the other in eight passes (the test would test nothing). */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -95,10 +95,18 @@ int main(int argc, char **argv)
     one_arena(argv);
     mallopt(M_MMAP_THRESHOLD, 64 << 20);
     mallopt(M_TRIM_THRESHOLD, 256 << 20);
-    for (int i = 0; i < 2; i++)
-        pthread_create(&t[i], NULL, owner, &owners[i]);
-    for (int i = 0; i < 2; i++)
-        pthread_join(t[i], NULL);
+    /* Two threads that run exactly side by side may each keep to memory
+     * of their own for a whole pass (seen once on a loaded machine):
+     * the pass is repeated then, the new threads ordered after the old
+     * by the joins. */
+    int pass = 0;
+    do {
+        memset(owners, 0, sizeof owners);
+        for (int i = 0; i < 2; i++)
+            pthread_create(&t[i], NULL, owner, &owners[i]);
+        for (int i = 0; i < 2; i++)
+            pthread_join(t[i], NULL);
+    } while (!shared(&owners[0], &owners[1]) && ++pass < 8);
     if (!shared(&owners[0], &owners[1]))
         return 2; /* the test tests nothing */
     printf("heap_big_block_reuse_other_thread: %ld\n", owners[0].sum + owners[1].sum);
