@@ -557,14 +557,36 @@ static void hg_published(struct hg_thread *t, uint8_t n)
 			t->nest_mark[i] = n;
 }
 
-/* hg_nested_unlock releases a lock taken inside the region. With lock
- * hand-offs, the writes recorded since it was taken go to the Go side
- * before it is released, published under it: a thread that takes only
- * this mutex next must find them (a producer that holds an outer lock
- * while it hands data over under an inner one). */
-static void hg_nested_unlock(struct hg_thread *t, const volatile void *m)
+/* hg_nest_index is the place of m among the locks taken inside t's
+ * region (the latest if it was taken twice), -1 if it is not there. */
+static int hg_nest_index(const struct hg_thread *t, const volatile void *m)
 {
-	uint8_t mark = t->nest_mark[--t->nnest];
+	for (int i = t->nnest - 1; i >= 0; i--)
+		if (t->nest_mutex[i] == (uint64_t)(uintptr_t)m)
+			return i;
+	return -1;
+}
+
+/* hg_nested_unlock releases a lock taken inside the region, the i-th
+ * (hg_nest_index). With lock hand-offs, the writes recorded since it was
+ * taken go to the Go side before it is released, published under it and
+ * every lock still held: a thread that takes only this mutex next must
+ * find them (a producer that holds an outer lock while it hands data
+ * over under an inner one). Locks are not always released in the order
+ * opposite to their taking: memcached's LRU pass takes an LRU lock, then
+ * an item's, and releases the LRU lock first. Until 2026-11-29 only the
+ * latest lock was looked for: the LRU lock's writes were then published
+ * without it, and its place stayed taken, so that a pass that holds a
+ * lock of its own throughout soon had no place left for the slab lock
+ * and published nothing written under it. */
+static void hg_nested_unlock(struct hg_thread *t, const volatile void *m, int i)
+{
+	uint8_t mark = t->nest_mark[i];
+	for (int k = i + 1; k < t->nnest; k++) {
+		t->nest_mutex[k - 1] = t->nest_mutex[k];
+		t->nest_mark[k - 1] = t->nest_mark[k];
+	}
+	t->nnest--;
 	if (!hg_opts.handoff || (t->nrec_w <= mark && t->nrec_r == 0)) {
 		hg_unlock_event(t, m, 0);
 		return;
@@ -619,8 +641,9 @@ static void hg_region_close(struct hg_thread *t, const volatile void *m, int mod
  * publication to wait for. */
 static int hg_region_end(struct hg_thread *t, const volatile void *m)
 {
-	if (t->recording && t->nnest > 0 && t->nest_mutex[t->nnest - 1] == (uint64_t)(uintptr_t)m) {
-		hg_nested_unlock(t, m);
+	int nested = t->recording ? hg_nest_index(t, m) : -1;
+	if (nested >= 0) {
+		hg_nested_unlock(t, m, nested);
 		return -1;
 	}
 	if (!t->recording || t->region_mutex != (uint64_t)(uintptr_t)m) {
@@ -1060,10 +1083,8 @@ static int hg_wait_mark(struct hg_thread *t, pthread_mutex_t *m)
 		return -1;
 	if (t->region_mutex == mu)
 		return 0;
-	for (int i = t->nnest - 1; i >= 0; i--)
-		if (t->nest_mutex[i] == mu)
-			return t->nest_mark[i];
-	return -1;
+	int i = hg_nest_index(t, m);
+	return i < 0 ? -1 : t->nest_mark[i];
 }
 
 /* hg_wait_begin is called before a condition wait; it returns whether the
