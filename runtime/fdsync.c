@@ -70,7 +70,28 @@ static uint64_t hg_fd_get(int fd)
 	return fd >= 0 && fd < HG_FD_MAX ? __atomic_load_n(&fd_obj[fd], __ATOMIC_RELAXED) : 0;
 }
 
-static void hg_fd_num_sync(void *ra, int fd, int release);
+/* hg_fd_sync: the thread at ra releases on obj (release) or acquires
+ * it; nothing for an object of no descriptor (0). */
+static void hg_fd_sync(void *ra, uint64_t obj, int release)
+{
+	struct hg_thread *t = hg_active(ra);
+	if (!t || !obj)
+		return;
+	if (release)
+		GO(t, hg_d_release(t->tid, obj));
+	else
+		GO(t, hg_d_acquire(t->tid, obj));
+}
+
+/* hg_fd_num_sync: the thread at ra closes descriptor fd (release) or
+ * got it from the kernel (acquire): the number's object (above). */
+#define HG_FD_NUM_BASE 0xffff980000000000ull
+
+static void hg_fd_num_sync(void *ra, int fd, int release)
+{
+	if (fd >= 0 && fd < HG_FD_MAX)
+		hg_fd_sync(ra, HG_FD_NUM_BASE + (uint64_t)fd * 8, release);
+}
 
 /* hg_fd_pair: the two ends of a pipe or socketpair the thread at ra just
  * got share an object; their numbers are acquired (hg_fd_num_sync). */
@@ -86,39 +107,14 @@ static void hg_fd_pair(void *ra, const int fds[2])
 /* hg_fd_release: a write to fd is about to make data visible. */
 static void hg_fd_release(void *ra, int fd)
 {
-	struct hg_thread *t = hg_active(ra);
-	uint64_t obj = hg_fd_obj(fd);
-	if (t && obj)
-		GO(t, hg_d_release(t->tid, obj));
+	hg_fd_sync(ra, hg_fd_obj(fd), 1);
 }
 
 /* hg_fd_acquire: a read from fd returned n bytes. */
 static void hg_fd_acquire(void *ra, int fd, ssize_t n)
 {
-	if (n <= 0)
-		return;
-	struct hg_thread *t = hg_active(ra);
-	uint64_t obj = hg_fd_obj(fd);
-	if (t && obj)
-		GO(t, hg_d_acquire(t->tid, obj));
-}
-
-/* hg_fd_num_sync: the thread at ra closes descriptor fd (release) or
- * got it from the kernel (acquire): the number's object (above). */
-#define HG_FD_NUM_BASE 0xffff980000000000ull
-
-static void hg_fd_num_sync(void *ra, int fd, int release)
-{
-	if (fd < 0 || fd >= HG_FD_MAX)
-		return;
-	struct hg_thread *t = hg_active(ra);
-	if (!t)
-		return;
-	uint64_t obj = HG_FD_NUM_BASE + (uint64_t)fd * 8;
-	if (release)
-		GO(t, hg_d_release(t->tid, obj));
-	else
-		GO(t, hg_d_acquire(t->tid, obj));
+	if (n > 0)
+		hg_fd_sync(ra, hg_fd_obj(fd), 0);
 }
 
 /* ---- making, copying and closing descriptors ---- */

@@ -481,6 +481,18 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int rea
 		hg_pub_quiet(slot, HG_PUB_READS);
 }
 
+/* hg_published: the record's writes from index n on went to the Go side
+ * (a nested unlock, a signal, a condition wait): they are not published
+ * again. The marks of the nested locks still held move down with the
+ * record, so that the writes made under them from now on are theirs. */
+static void hg_published(struct hg_thread *t, uint8_t n)
+{
+	t->nrec_w = n;
+	for (int i = 0; i < t->nnest; i++)
+		if (t->nest_mark[i] > n)
+			t->nest_mark[i] = n;
+}
+
 /* Lock events also start and stop the recording of a lock-protected
  * region's accesses for the condition-variable handling (lsd, ch. 6.4):
  * while recording, the fast path notes each access (fastpath.c hg_record). The
@@ -493,8 +505,6 @@ static void hg_publish_wait(struct hg_thread *t, const volatile void *m, int rea
  * edges with the stack taken in this wrapper. A successful trylock cannot
  * deadlock and makes no pair into its mutex. The test reads the lock view
  * before the event moves it. */
-static void hg_published(struct hg_thread *t, uint8_t n);
-
 static void hg_lock_event(struct hg_thread *t, const volatile void *m, int mode)
 {
 	if (hg_opts.deadlocks && t->nheld > 0 && !(mode & HG_LOCK_TRY) &&
@@ -543,18 +553,6 @@ static void hg_unlock_event(struct hg_thread *t, const volatile void *m, int mod
 {
 	hg_event(t, (uint64_t)(uintptr_t)m, HG_INFO(0, 0, HG_UNLOCK), (uint64_t)mode, 1);
 	hg_lockview_unlock(t, (uint64_t)(uintptr_t)m); /* after the event, as in hg_lock_event */
-}
-
-/* hg_published: the record's writes from index n on went to the Go side
- * (a nested unlock, a signal, a condition wait): they are not published
- * again. The marks of the nested locks still held move down with the
- * record, so that the writes made under them from now on are theirs. */
-static void hg_published(struct hg_thread *t, uint8_t n)
-{
-	t->nrec_w = n;
-	for (int i = 0; i < t->nnest; i++)
-		if (t->nest_mark[i] > n)
-			t->nest_mark[i] = n;
 }
 
 /* hg_nest_index is the place of m among the locks taken inside t's

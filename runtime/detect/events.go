@@ -101,11 +101,8 @@ func (d *Detector) lockEvent(t *thread, addr, mode uint64, lock bool) {
 		return
 	}
 	exclusive := !lock && d.locks.Contains(t.writeHeld, addr)
-	if lock && mode&abi.LockWritesFull != 0 {
-		d.publishWrites(t)
-	}
-	if lock && mode&abi.LockReadsFull != 0 {
-		d.publishReads(t)
+	if lock && mode&(abi.LockWritesFull|abi.LockReadsFull) != 0 {
+		d.publishSoFar(t, mode)
 	}
 	if lock {
 		d.lockOrderNote(t, addr, mode)

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"iter"
 
+	"hgrewrite/abi"
 	"hgrewrite/shadow"
 )
 
@@ -463,39 +464,35 @@ func (w *wrSegs) joinInto(t *thread, addrs []uint64) bool {
 // published for what it writes, if the writer holds one of the mutexes
 // the reader held.
 
-// publishWrites publishes the writes the region recorded so far, under
-// the locks t holds in write mode, when a nested lock is taken and the
-// record is half full (abi.LockWritesFull): the C side records afresh, so
-// that what the region writes under the new lock is published too. A
-// thread that holds its own lock for a whole pass fills the record with
-// what it writes under that lock alone; memcached's LRU maintainer then
-// returned items to the slab free list under the nested slab lock
-// unseen, and every item a worker took from the list and filled was
-// reported against the maintainer's writes of its links.
-func (d *Detector) publishWrites(t *thread) {
+// publishSoFar publishes what the region recorded so far, under the locks
+// t holds, when a lock is taken inside it and the C side found the record
+// filling (mode, the lock's abi bits): the writes when half of the record
+// is taken (abi.LockWritesFull), the reads when it is full
+// (abi.LockReadsFull). The C side then records those afresh, so that
+// what the region writes and reads under the new lock is seen too.
+//   - Writes: a thread that holds its own lock for a whole pass fills
+//     the record with what it writes under that lock alone; memcached's
+//     LRU maintainer then returned items to the slab free list under
+//     the nested slab lock unseen, and every item a worker took from the
+//     list and filled was reported against the maintainer's writes of
+//     its links.
+//   - Reads: a merge thread that holds a node's lock and reads many
+//     lines, then compares queued nodes under the queue's lock.
+func (d *Detector) publishSoFar(t *thread, mode uint64) {
+	writes, reads := mode&abi.LockWritesFull != 0, mode&abi.LockReadsFull != 0
+	if reads {
+		t.cond.joined = 0 // the C side records the reads afresh
+	}
 	if !d.opts.Handoff {
 		return
 	}
 	t.cond.load(t.rec)
-	if len(t.cond.writes) > 0 {
+	if writes && len(t.cond.writes) > 0 {
 		seg := d.segmentOf(t, 0, true)
 		d.publish(&seg, t.cond.writes)
 		d.tick(t)
 	}
-}
-
-// publishReads publishes the reads the region recorded so far, under the
-// locks t holds, when the record is full and a nested lock is taken: the
-// C side records afresh, so that what the region reads under the new lock
-// is seen too (a merge thread that holds a node's lock and reads many
-// lines, then compares queued nodes under the queue's lock).
-func (d *Detector) publishReads(t *thread) {
-	t.cond.joined = 0 // the C side records the reads afresh
-	if !d.opts.Handoff {
-		return
-	}
-	t.cond.load(t.rec)
-	if len(t.cond.reads) > 0 {
+	if reads && len(t.cond.reads) > 0 {
 		seg := d.readSegmentOf(t, 0)
 		d.rdSeg.put(&seg, t.cond.reads, t.cond.readsAll)
 		d.tick(t)
