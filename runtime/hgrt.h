@@ -357,6 +357,7 @@ uint64_t *hg_clock_row(int32_t tid); /* fastpath.c: row tid, mapped on first use
 void hg_publish_handoff(int table, uintptr_t keys, uint32_t bits); /* fastpath.c */
 void hg_lkc_note(int32_t tid, uint64_t before, uint64_t after, uint64_t mutex, uint32_t op); /* lockview.c: the Go side changed tid's locksets */
 void hg_lkc_drain(struct hg_thread *t); /* lockview.c: the transitions of lkc_q go into the cache */
+void hg_lkg_forked(void); /* lockview.c: a forked child's ids are not the parent's: the shared table goes unused */
 void hg_set_shadow_dir(uintptr_t dir);     /* shadow.c */
 void hg_set_split_base(uintptr_t base);    /* shadow.c: side cells of split granules (shadow.Memory.SplitBase), 0: none */
 

@@ -140,6 +140,7 @@ static void hg_atfork_child(void)
 	hg_records_forked();
 	hg_remote_forked();
 	hg_lockorder_forget(); /* the child's detector starts with no lock-order graph */
+	hg_lkg_forked();
 	hg_forked_tried = 0;
 	hg_clocks = NULL; /* the parent's threads' (a child's detector mirrors none) */
 	if (hg_detect) {
