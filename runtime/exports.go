@@ -8,7 +8,6 @@ import "C"
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/debug"
 	"unsafe"
 
@@ -63,32 +62,9 @@ func hgGoInit(o *C.struct_hg_options) C.int {
 		// 51 -> 43.5 MB) for no time that shows.
 		debug.SetGCPercent(50)
 	}
-	keepIdleP()
+	procs.start()
 	startProfiles()
 	return 0
-}
-
-// keepIdleP raises GOMAXPROCS (unless the environment sets it) so that
-// the program's threads leave one of the Go scheduler's Ps idle. A
-// thread that returns from a call into Go keeps its P while it runs C
-// (cgo parks it in the syscall state). When every P is held so, the Go
-// runtime's monitor thread (sysmon) takes one back every 20 µs and
-// starts an M that spins for work, which competes with the program for
-// its CPUs, and the thread's next call into Go has to find a P again.
-// On this project's 2-CPU machine (7 runs each, interleaved, 2026-11-27):
-// bench/pipeline.c 1.55-1.90 s with 2 Ps, 1.16-1.27 with 4, 1.20-1.26
-// with 8; bench/locks.c 1.48-1.60, 1.22-1.31 and 1.19-1.28; handoff.c
-// (four threads) the same within the noise. Each P the threads use
-// costs its allocation caches: locks.c's peak memory 21.0 MB with 2,
-// 21.3 with 3 and 21.6 with 8 (ThreadSanitizer's 22.0). Measurements
-// of 2026-11-26 (docs/detector.md) saw no difference beyond their noise;
-// perf shows what changed: sysmon, its retakes and the M wake-ups they
-// caused were 4.8% of the pipeline's samples with 2 Ps, 1.4% with 8.
-func keepIdleP() {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return
-	}
-	runtime.GOMAXPROCS(max(runtime.NumCPU()+1, 4))
 }
 
 func cbool(b bool) C.int {
@@ -123,6 +99,7 @@ var _ [unsafe.Sizeof(C.struct_hg_event{}) - unsafe.Sizeof(detect.Event{})]byte
 //export hgGoFlush
 func hgGoFlush(tid int32, ev *C.struct_hg_event, n C.uint32_t, rec *C.struct_hg_thread) C.int {
 	events := unsafe.Slice((*detect.Event)(unsafe.Pointer(ev)), int(n))
+	procs.called(tid)
 	return C.int(det.Flush(tid, events, (*cRecord)(rec)))
 }
 
@@ -140,7 +117,9 @@ func hgGoStack(tid int32, frames *C.uint64_t, n C.int) {
 //
 //export hgGoThreadCreate
 func hgGoThreadCreate(parent int32, stack *C.uint64_t, n C.int) int32 {
-	return det.ThreadCreate(parent, goStack(stack, n))
+	tid := det.ThreadCreate(parent, goStack(stack, n))
+	procs.threadStarts(tid)
+	return tid
 }
 
 // goStack copies a call stack the C side captured.
@@ -173,7 +152,10 @@ func threadName(d *detect.Detector, tid int32, handle uint64, name string) {
 func hgGoThreadHandle(tid int32, handle uint64) { det.ThreadHandle(tid, handle) }
 
 //export hgGoThreadExit
-func hgGoThreadExit(tid int32) { det.ThreadExit(tid) }
+func hgGoThreadExit(tid int32) {
+	det.ThreadExit(tid)
+	procs.threadEnds(tid)
+}
 
 //export hgGoThreadDetach
 func hgGoThreadDetach(tid int32, handle uint64) { det.ThreadDetach(tid, handle) }
