@@ -208,6 +208,7 @@ struct hg_thread {
 	 * count changes no lockset). held_over: more were held than the table
 	 * keeps, until none is. */
 	uint8_t locks_known;
+	uint8_t lkc_evicted; /* the lock view's cache was full once: what the thread learns goes to the shared table too (lockview.c) */
 	uint8_t nheld_tab, held_over;
 	int32_t nheld;
 	uint64_t lk;

@@ -55,13 +55,17 @@ static inline struct hg_lkc *hg_lkc_find(struct hg_thread *t, uint64_t key, uint
  * here before it gives its view up. A program with more mutexes than a
  * thread's cache holds (memcached's thousands of item locks, each taken
  * alone and under a list's lock) made its threads learn each transition
- * anew, every one a flush of the thread's accesses to the Go side. An
- * entry is read without a lock, under its sequence word (odd while a
- * thread writes it; a writer that finds it odd leaves the entry as it
- * is: this is a cache). 256 KB of zeroed memory, whose pages are touched
- * as entries are written. A forked child's detector has ids of its own:
- * the child stops using the table (hg_lkg_forked). */
-#define HG_LKG_BITS 12
+ * anew, every one a flush of the thread's accesses to the Go side. Only
+ * a thread whose cache was full once (lkc_evicted) writes here: the
+ * others' transitions fit their own caches, and a program with a few
+ * dozen mutexes touches none of the table's pages (1 MB of zeroed
+ * memory, touched as entries are written: bench/locks.c's peak memory is
+ * a few hundred KB below ThreadSanitizer's). An entry is read without a
+ * lock, under its sequence word (odd while a thread writes it; a writer
+ * that finds it odd leaves the entry as it is: this is a cache). A
+ * forked child's detector has ids of its own: the child stops using the
+ * table (hg_lkg_forked). */
+#define HG_LKG_BITS 14
 struct hg_lkg {
 	uint64_t seq, key, before, after;
 };
@@ -121,8 +125,10 @@ static void hg_lkc_keep(struct hg_thread *t, uint64_t key, uint64_t before, uint
 		/* a free way, else the second, whose entry moves to the first
 		 * (the older one goes) */
 		e = hg_lkc_pair(t, key, before);
-		if (e[0].key != 0 && e[1].key != 0)
+		if (e[0].key != 0 && e[1].key != 0) {
 			e[0] = e[1];
+			t->lkc_evicted = 1;
+		}
 		if (e[0].key != 0)
 			e++;
 	}
@@ -140,7 +146,8 @@ static void hg_lkc_put(struct hg_thread *t, uint64_t before, uint64_t after, uin
 		return;
 	uint64_t key = mutex << 2 | op;
 	hg_lkc_keep(t, key, before, after);
-	hg_lkg_put(key, before, after);
+	if (t->lkc_evicted)
+		hg_lkg_put(key, before, after);
 }
 
 /* hg_lkc_note is hg_lkc_put for thread tid, called by the Go side on the
