@@ -155,6 +155,7 @@ func defines() [][]define {
 		num("SH_SHARED_MODIFIED1", uint64(msm.SharedModified1), "msm.SharedModified1 (MSM-long)"),
 		num("SH_SHARED_MODIFIED2", uint64(msm.SharedModified2), "msm.SharedModified2 (MSM-long)"),
 		hex("SH_ANY_LOCKS", uint64(msm.AnyLocks), "msm.AnyLocks: E_d of an owner with no access in its segment yet"),
+		num("SH_LOCKSET_MIRROR_WORDS", shadow.MirrorWords, "words per lockset id in the fast path's copy of the locksets (shadow.Locksets.SetMirror)"),
 		num("SH_SYNC", uint64(msm.Spin), "msm.Spin: a synchronisation variable (runtime/detect, markSync)"),
 		num("SH_NEW", uint64(msm.New), "msm.New: never accessed since the last reset"),
 		num("SH_RACE", uint64(msm.Race), "msm.Race"),

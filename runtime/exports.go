@@ -78,7 +78,8 @@ func cbool(b bool) C.int {
 //
 //export hgGoMainThread
 func hgGoMainThread(bias uint64) int32 {
-	d, err := detect.New(detect.Config{Options: opts, Bias: bias}, cHost{})
+	mirror := unsafe.Slice((*uint64)(unsafe.Pointer(&C.hg_lsm[0])), C.HG_LSM_IDS*C.SH_LOCKSET_MIRROR_WORDS)
+	d, err := detect.New(detect.Config{Options: opts, Bias: bias, LocksetMirror: mirror}, cHost{})
 	if err != nil {
 		fmt.Fprintf(stderr, "hgrewrite runtime: cannot start race detection: %v\n", err)
 		return -1

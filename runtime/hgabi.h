@@ -151,6 +151,8 @@
 #define SH_SHARED_MODIFIED2 7
 /* msm.AnyLocks: E_d of an owner with no access in its segment yet */
 #define SH_ANY_LOCKS 0xffffffffull
+/* words per lockset id in the fast path's copy of the locksets (shadow.Locksets.SetMirror) */
+#define SH_LOCKSET_MIRROR_WORDS 4
 /* msm.Spin: a synchronisation variable (runtime/detect, markSync) */
 #define SH_SYNC 9
 /* msm.New: never accessed since the last reset */

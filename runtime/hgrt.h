@@ -455,6 +455,13 @@ __attribute__((target("general-regs-only"), always_inline)) static inline uint64
 
 /* fastpath.c */
 extern int hg_detect; /* detection active in this process (off in forked children) */
+/* The Go side's copy of its locksets (shadow.Locksets.SetMirror), by id,
+ * SH_LOCKSET_MIRROR_WORDS words each: the number of locks (0: not
+ * copied), then the locks; zeroed memory, touched as ids are made. Off
+ * in a forked child, whose detector's ids are its own (fastpath.c). */
+#define HG_LSM_IDS (1u << 18)
+extern uint64_t hg_lsm[(uint64_t)HG_LSM_IDS * SH_LOCKSET_MIRROR_WORDS];
+extern int hg_lsm_off;
 uint64_t hg_range_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t info); /* bytes the fast path settled */
 uint64_t hg_release_settled(struct hg_thread *t, uint64_t addr, uint64_t len, uint64_t pc); /* the same for a free's check */
 /* hg_record notes an access of a lock-protected region (hg_thread.rec_r/rec_w) */

@@ -141,6 +141,7 @@ static void hg_atfork_child(void)
 	hg_remote_forked();
 	hg_lockorder_forget(); /* the child's detector starts with no lock-order graph */
 	hg_lkg_forked();
+	hg_lsm_off = 1; /* the child's detector makes locksets of its own */
 	hg_forked_tried = 0;
 	hg_clocks = NULL; /* the parent's threads' (a child's detector mirrors none) */
 	if (hg_detect) {

@@ -1,5 +1,7 @@
 package shadow
 
+import "sync/atomic"
+
 // Locksets interns sets of lock addresses. Id 0 is the empty set; equal sets
 // have equal ids. All methods are safe for concurrent use; Members, Len,
 // Contains and cached Add/Remove/Intersect results take no lock.
@@ -44,6 +46,30 @@ func (l *Locksets) Make(locks ...uint64) uint32 {
 		id = l.Add(id, x)
 	}
 	return id
+}
+
+// MirrorWords is the number of words a lockset takes in a mirror
+// (SetMirror): its number of locks, then up to MirrorWords-1 locks.
+const MirrorWords = 4
+
+// SetMirror has the table copy every set it interns from now on into m,
+// MirrorWords words at MirrorWords*id: the locks first, then, last and
+// atomically, their number. Sets of more locks than fit, and ids past
+// the end of m, are not copied (their number stays 0). The runtime's C
+// fast path reads the copy without a lock to tell, without the Go side,
+// whether one lockset is part of another (runtime/fastpath.c,
+// hg_lockset_within). Call it before any set but the empty one exists.
+func (l *Locksets) SetMirror(m []uint64) {
+	l.t.mu.Lock()
+	defer l.t.mu.Unlock()
+	l.t.onIntern = func(id uint32, locks []uint64) {
+		at := uint64(id) * MirrorWords
+		if len(locks) >= MirrorWords || at+MirrorWords > uint64(len(m)) {
+			return
+		}
+		copy(m[at+1:], locks)
+		atomic.StoreUint64(&m[at], uint64(len(locks)))
+	}
 }
 
 // Count returns the number of distinct sets interned so far (including the

@@ -46,6 +46,10 @@ type setTable[T member] struct {
 	elems    int               // under mu: total members stored, for Stats
 
 	addC, remC, isectC opCache
+
+	// onIntern, if set, learns each new set before its id is returned
+	// (under mu): Locksets.SetMirror.
+	onIntern func(id uint32, members []T)
 }
 
 func (t *setTable[T]) init(retiring bool) {
@@ -109,6 +113,9 @@ func (t *setTable[T]) internLocked(m []T) uint32 {
 	t.snap.Store(&tableSnap[T]{e: t.all})
 	t.index[string(keyOf(e.members))] = id
 	t.elems += len(m)
+	if t.onIntern != nil {
+		t.onIntern(id, e.members)
+	}
 	if t.retiring {
 		for _, x := range m {
 			l := t.byMember[x]

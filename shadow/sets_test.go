@@ -57,6 +57,39 @@ func TestLocksetsBasic(t *testing.T) {
 }
 
 // model: sets as sorted slices; check the table against it under random ops.
+// TestLocksetsMirror: every set of up to MirrorWords-1 locks interned
+// after SetMirror is in the mirror (its locks, then their number), in
+// order; larger sets and ids past the mirror's end are not.
+func TestLocksetsMirror(t *testing.T) {
+	l := NewLocksets()
+	m := make([]uint64, 6*MirrorWords)
+	l.SetMirror(m)
+	a := l.Make(0x30)
+	ab := l.Add(a, 0x10)
+	abc := l.Add(ab, 0x20)
+	abcd := l.Add(abc, 0x40)
+	b := l.Make(0x10)
+	late := l.Make(0x50) // id 6: past the mirror
+	for _, c := range []struct {
+		id    uint32
+		locks []uint64
+	}{{a, []uint64{0x30}}, {ab, []uint64{0x10, 0x30}}, {abc, []uint64{0x10, 0x20, 0x30}}, {b, []uint64{0x10}}} {
+		at := int(c.id) * MirrorWords
+		if got := m[at : at+1+len(c.locks)]; got[0] != uint64(len(c.locks)) || !slices.Equal(got[1:], c.locks) {
+			t.Errorf("set %d: mirror %x, want %d then %x", c.id, got, len(c.locks), c.locks)
+		}
+	}
+	if at := int(abcd) * MirrorWords; m[at] != 0 {
+		t.Errorf("a set of %d locks was copied: %x", MirrorWords, m[at:at+MirrorWords])
+	}
+	if int(late)*MirrorWords < len(m) {
+		t.Fatalf("id %d should be past the mirror", late)
+	}
+	if m[0] != 0 {
+		t.Errorf("the empty set's entry: %d", m[0])
+	}
+}
+
 func TestLocksetsRandom(t *testing.T) {
 	l := NewLocksets()
 	r := rand.New(rand.NewPCG(1, 2))

@@ -97,6 +97,9 @@ func New(cfg Config, host Host) (*Detector, error) {
 		handles: map[uint64]int32{}, named: map[uint64]int32{}, barriers: map[uint64]*barrier{},
 		wrSeg: newWrSegs(func(keys uintptr) { host.PublishHandoffTable(HandoffWrites, keys, wrSegBits) }),
 		rdSeg: newReadLog(ReadLogBits, func(base uintptr) { host.PublishHandoffTable(HandoffReads, base, ReadLogBits) })}
+	if cfg.LocksetMirror != nil {
+		d.locks.SetMirror(cfg.LocksetMirror)
+	}
 	d.wrSeg.table.snapAt, d.rdSeg.snapAt = d.snapAt, d.snapAt
 	d.syncVC.init(host)
 	if cfg.Options.MSM == "long" {

@@ -194,6 +194,9 @@ type Config struct {
 	Memory *shadow.Memory
 	// Pid is the process reports name; 0 is this one.
 	Pid int
+	// LocksetMirror, if not nil, takes a copy of every lockset the
+	// detector makes (shadow.Locksets.SetMirror): the C fast path's.
+	LocksetMirror []uint64
 }
 
 // LockStep is a lock operation that changed a thread's locksets: a first
