@@ -10,8 +10,9 @@
  * once, in C (hg_reset_heap_cells, shadow.c), and nothing here calls into Go: malloc and
  * free run inside glibc's own locked sections (for example the thread stack
  * cache while a thread exits), where a Go call can deadlock when the Go
- * scheduler needs a new thread. The real functions are glibc's __libc_*
- * entry points, which need no dlsym (dlsym itself may allocate). C++
+ * scheduler needs a new thread. The real functions are the program's
+ * allocator: the next definitions after this library's (hg_real), glibc's
+ * or one the program links or preloads (jemalloc, tcmalloc). C++
  * operator new and delete are wrapped too, so that the program's call site
  * (not libstdc++) is the allocation site and a delete is checked as a write.
  */
@@ -25,9 +26,151 @@
 
 #include "_cgo_export.h"
 
+#include <dlfcn.h>
+
 extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
+
+/* hg_real: the allocator the program has without the runtime, the next
+ * definitions of these functions after this library's. Until 2026-11-29
+ * the wrappers called glibc's __libc_* functions: a program linked with
+ * jemalloc (Debian's redis-server) got glibc's blocks from malloc and
+ * jemalloc's malloc_usable_size on them, and crashed at start-up; its
+ * C++ deletes would have handed jemalloc's blocks to glibc. They are
+ * resolved at the first call (other libraries' constructors allocate
+ * before this library's run: libstdc++'s exception pool), with dlsym,
+ * which may allocate itself: what is allocated while they are being
+ * resolved comes from hg_boot, and is never given back. An allocator
+ * missing one of the functions gives way to glibc's whole. */
+static struct {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void (*free)(void *);
+	void *(*memalign)(size_t, size_t);
+	size_t (*usable)(void *);
+} hg_real;
+static int hg_real_state; /* 0 not resolved, 1 being resolved, 2 resolved */
+
+/* hg_boot: the blocks allocated while hg_real is being resolved, each
+ * after a 16-byte header that holds its size. */
+static char hg_boot[256 << 10] __attribute__((aligned(16)));
+static size_t hg_boot_used;
+
+static void *hg_boot_alloc(size_t n, size_t align)
+{
+	if (align < 16)
+		align = 16;
+	if (n > sizeof hg_boot || align > 4096)
+		return NULL;
+	size_t need = (n + 16 + align - 1 + 15) & ~(size_t)15, at = __atomic_fetch_add(&hg_boot_used, need, __ATOMIC_RELAXED);
+	if (at + need > sizeof hg_boot)
+		return NULL;
+	uintptr_t p = ((uintptr_t)hg_boot + at + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((size_t *)p)[-1] = n;
+	return (void *)p; /* zeroed memory, never reused: calloc's too */
+}
+
+static int hg_is_boot(const void *p)
+{
+	return (const char *)p >= hg_boot && (const char *)p < hg_boot + sizeof hg_boot;
+}
+
+static size_t hg_boot_size(const void *p) { return ((const size_t *)p)[-1]; }
+
+/* hg_no_usable: no allocator's malloc_usable_size was found (a release
+ * then checks no byte of its block as written). */
+static size_t hg_no_usable(void *p __attribute__((unused))) { return 0; }
+
+/* hg_real_ready resolves hg_real if no call is resolving it; 0 while one
+ * is (the caller then takes its block from hg_boot). */
+static int hg_real_ready(void)
+{
+	if (__atomic_load_n(&hg_real_state, __ATOMIC_ACQUIRE) == 2)
+		return 1;
+	int idle = 0;
+	if (!__atomic_compare_exchange_n(&hg_real_state, &idle, 1, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return 0;
+	hg_real.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	hg_real.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	hg_real.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	hg_real.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	hg_real.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	hg_real.usable = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+	if (!hg_real.malloc || !hg_real.calloc || !hg_real.realloc || !hg_real.free || !hg_real.memalign ||
+	    !hg_real.usable) {
+		hg_real.malloc = __libc_malloc;
+		hg_real.calloc = __libc_calloc;
+		hg_real.realloc = __libc_realloc;
+		hg_real.free = __libc_free;
+		hg_real.memalign = __libc_memalign;
+		void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+		hg_real.usable = libc ? (size_t (*)(void *))dlsym(libc, "malloc_usable_size") : NULL;
+		if (!hg_real.usable)
+			hg_real.usable = hg_no_usable;
+	}
+	__atomic_store_n(&hg_real_state, 2, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* resolved as soon as this library's constructors run, for a program
+ * whose first allocation comes later (a dl_iterate_phdr callback would
+ * hold the loader's lock, which dlsym takes) */
+__attribute__((constructor(101))) static void hg_real_resolve(void) { hg_real_ready(); }
+
+/* The program's allocator runs with the thread's re-entrancy guard up
+ * (hg_guard): what it calls that the runtime wraps passes straight
+ * through, as glibc's allocator, whose locks are its own, never calls
+ * anything wrapped. jemalloc takes its locks with pthread_mutex_lock: a
+ * wrapper that called into Go from inside it (a lock-order check, a full
+ * buffer) could have the Go runtime start a thread, whose argument it
+ * allocates with malloc, and wait for a lock of jemalloc's that its own
+ * thread held (redis-server hung at start-up so). */
+static inline struct hg_thread *hg_guard(int32_t *was)
+{
+	struct hg_thread *t = hg_detect ? hg_current() : NULL;
+	if (!t || t == &hg_overflow)
+		return NULL;
+	*was = t->in_rt;
+	t->in_rt = 1;
+	return t;
+}
+
+static inline void hg_unguard(struct hg_thread *t, int32_t was)
+{
+	if (t)
+		t->in_rt = was;
+}
+
+#define HG_REAL(expr)                                  \
+	({                                             \
+		int32_t hg_was_ = 0;                   \
+		struct hg_thread *hg_t_ = hg_guard(&hg_was_); \
+		__typeof__(expr) hg_r_ = (expr);       \
+		hg_unguard(hg_t_, hg_was_);            \
+		hg_r_;                                 \
+	})
+
+/* hg_usable is malloc_usable_size for any block the wrappers gave out. */
+static size_t hg_usable(void *p)
+{
+	if (hg_is_boot(p))
+		return hg_boot_size(p);
+	return hg_real_ready() ? HG_REAL(hg_real.usable(p)) : 0;
+}
+
+/* hg_real_free gives a block back to the program's allocator (a boot
+ * block stays). */
+static void hg_real_free(void *p)
+{
+	if (p && !hg_is_boot(p) && hg_real_ready()) {
+		int32_t was = 0;
+		struct hg_thread *t = hg_guard(&was);
+		hg_real.free(p);
+		hg_unguard(t, was);
+	}
+}
 
 /* hg_heap_event resets a block's shadow and records the event for reports
  * (buffered; never flushed from inside a library). */
@@ -73,7 +216,9 @@ static void hg_release_block(void *p, void *ra)
 {
 	if (!p || !hg_detect)
 		return;
-	size_t n = malloc_usable_size(p);
+	if (hg_is_boot(p))
+		return;
+	size_t n = hg_usable(p);
 	hg_spin_forget((uint64_t)(uintptr_t)p, n);
 	uint64_t pc = hg_call_pc(ra);
 	struct hg_thread *t = pc ? hg_bufferable() : NULL;
@@ -106,27 +251,43 @@ static void hg_release_block(void *p, void *ra)
 
 void *malloc(size_t n)
 {
-	void *p = __libc_malloc(n);
+	void *p = hg_real_ready() ? HG_REAL(hg_real.malloc(n)) : hg_boot_alloc(n, 16);
 	hg_alloc(p, n, __builtin_return_address(0));
 	return p;
 }
 
 void *calloc(size_t n, size_t m)
 {
-	void *p = __libc_calloc(n, m);
+	if (m && n > (size_t)-1 / m) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	void *p = hg_real_ready() ? HG_REAL(hg_real.calloc(n, m)) : hg_boot_alloc(n * m, 16);
 	hg_alloc(p, n * m, __builtin_return_address(0));
 	return p;
 }
 
 /* A realloc that fails leaves the old block to the program: it is a live
  * block again (its shadow reset, as a new one's), not a freed one whose
- * later accesses a report would place nowhere. */
+ * later accesses a report would place nowhere. A boot block moves to the
+ * program's allocator. */
 void *realloc(void *old, size_t n)
 {
 	void *ra = __builtin_return_address(0);
-	size_t had = old ? malloc_usable_size(old) : 0;
+	if (old && hg_is_boot(old)) {
+		void *p = hg_real_ready() ? HG_REAL(hg_real.malloc(n)) : hg_boot_alloc(n, 16);
+		if (p) {
+			size_t had = hg_boot_size(old);
+			__builtin_memcpy(p, old, had < n ? had : n);
+			hg_alloc(p, n, ra);
+		}
+		return p;
+	}
+	if (!hg_real_ready())
+		return old ? NULL : hg_boot_alloc(n, 16);
+	size_t had = old ? hg_usable(old) : 0;
 	hg_release_block(old, ra);
-	void *p = __libc_realloc(old, n);
+	void *p = HG_REAL(hg_real.realloc(old, n));
 	if (n != 0)
 		hg_alloc(p ? p : old, p ? n : had, ra);
 	return p;
@@ -135,19 +296,26 @@ void *realloc(void *old, size_t n)
 void free(void *p)
 {
 	hg_release_block(p, __builtin_return_address(0));
-	__libc_free(p);
+	hg_real_free(p);
+}
+
+size_t malloc_usable_size(void *p) { return p ? hg_usable(p) : 0; }
+
+static void *hg_memalign(size_t align, size_t n)
+{
+	return hg_real_ready() ? HG_REAL(hg_real.memalign(align, n)) : hg_boot_alloc(n, align);
 }
 
 void *memalign(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
+	void *p = hg_memalign(align, n);
 	hg_alloc(p, n, __builtin_return_address(0));
 	return p;
 }
 
 void *aligned_alloc(size_t align, size_t n)
 {
-	void *p = __libc_memalign(align, n);
+	void *p = hg_memalign(align, n);
 	hg_alloc(p, n, __builtin_return_address(0));
 	return p;
 }
@@ -156,7 +324,7 @@ int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (align == 0 || align % sizeof(void *) != 0 || (align & (align - 1)) != 0)
 		return EINVAL; /* glibc's checks */
-	void *p = __libc_memalign(align, n);
+	void *p = hg_memalign(align, n);
 	if (!p)
 		return ENOMEM;
 	hg_alloc(p, n, __builtin_return_address(0));
@@ -169,7 +337,6 @@ int posix_memalign(void **out, size_t align, size_t n)
  * libstdc++ does. The block is recorded here with the program's call site;
  * libstdc++'s own call to malloc/free records it once more from inside a
  * library, which changes nothing. */
-#include <dlfcn.h>
 
 #define CXX_NEW(sym)                                                          \
 	static void *(*real_##sym)(size_t);                                   \
@@ -192,7 +359,7 @@ int posix_memalign(void **out, size_t align, size_t n)
 	void sym(void *p __VA_ARGS__)                                         \
 	{                                                                     \
 		hg_release_block(p, __builtin_return_address(0));             \
-		__libc_free(p);                                               \
+		hg_real_free(p);                                              \
 	}
 
 /* the aligned forms (C++17 over-aligned types): operator new(size_t,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -57,5 +58,56 @@ func TestLibraryMutexHandOff(t *testing.T) {
 		t.Errorf("HL_RACY: two reads reported as a race:\n%s", rep)
 	case !strings.Contains(rep, "Location is heap block"):
 		t.Errorf("HL_RACY: the report does not name the library's heap block:\n%s", rep)
+	}
+}
+
+// jemallocLib is Debian's jemalloc, which .ci/check-tools installs.
+const jemallocLib = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
+
+// TestProgramAllocator: a program linked with an allocator of its own
+// (testdata/libs/bumpalloc.c, a library defining malloc, free and the
+// rest; and jemalloc, as Debian's redis-server is) keeps it when
+// rewritten: the runtime's wrappers pass each call on to that allocator,
+// not to glibc's, and the C library's own allocations (strdup, getline)
+// go there too. Until 2026-11-29 the wrappers called glibc's: the
+// bumpalloc program trapped on a block not of its allocator's, the
+// jemalloc one crashed in jemalloc's malloc_usable_size, and
+// redis-server.hg crashed at start-up. The runs must match the native
+// ones, with no report.
+func TestProgramAllocator(t *testing.T) {
+	requireTool(t, "gcc")
+	dir := t.TempDir()
+	src := filepath.Join(repoRoot(t), "testdata", "libs")
+	bump := filepath.Join(dir, "bumpalloc")
+	builds := [][]string{
+		{"-O2", "-shared", "-fPIC", "-pthread", "-o", filepath.Join(dir, "libbumpalloc.so"), filepath.Join(src, "bumpalloc.c")},
+		{"-O2", "-pthread", "-o", bump, filepath.Join(src, "bumpalloc_main.c"), "-L" + dir, "-lbumpalloc", "-Wl,-rpath," + dir},
+	}
+	progs := []string{bump}
+	if _, err := os.Stat(jemallocLib); err == nil {
+		jem := filepath.Join(dir, "jemalloc")
+		builds = append(builds, []string{"-O2", "-pthread", "-o", jem, filepath.Join(src, "jemalloc_main.c"), jemallocLib})
+		progs = append(progs, jem)
+	} else {
+		t.Logf("%s missing: only the allocator of testdata/libs is tried", jemallocLib)
+	}
+	for _, c := range builds {
+		if out, err := exec.Command("gcc", c...).CombinedOutput(); err != nil {
+			t.Fatalf("gcc %v: %v\n%s", c, err, out)
+		}
+	}
+	for _, bin := range progs {
+		want := runProg(t, nil, bin)
+		if want.status != "exit 0" {
+			t.Fatalf("%s natively: %s\n%s%s", bin, want.status, want.stdout, want.stderr)
+		}
+		rewriteOK(t, bin, bin+".hg")
+		for run := 0; run < 3; run++ {
+			got := runProg(t, nil, bin+".hg")
+			compareRuns(t, want, got)
+			if strings.Contains(string(got.stderr), "data race") {
+				t.Errorf("%s.hg: a race reported:\n%s", bin, got.stderr)
+			}
+		}
 	}
 }
