@@ -35,9 +35,17 @@
  * lockset in C at 430 thousand of 1.5 million lock operations in ten
  * seconds of load, every access up to the next flush going to the Go
  * side. */
+/* hg_lkc_hash is the pair of a table of 2^bits pairs that holds the
+ * transition key from the lockset ids before (the threads' caches and
+ * the shared table alike). */
+static inline uint64_t hg_lkc_hash(uint64_t key, uint64_t before, unsigned bits)
+{
+	return hg_hash(key ^ (before * 0x9e3779b97f4a7c15ull >> 7), bits);
+}
+
 static inline struct hg_lkc *hg_lkc_pair(struct hg_thread *t, uint64_t key, uint64_t before)
 {
-	return &t->lkc[hg_hash(key ^ (before * 0x9e3779b97f4a7c15ull >> 7), 6) * 2];
+	return &t->lkc[hg_lkc_hash(key, before, 6) * 2];
 }
 _Static_assert(HG_LKC == 128, "hg_lkc_pair takes 6 bits");
 
@@ -76,7 +84,7 @@ void hg_lkg_forked(void) { hg_lkg_off = 1; }
 
 static inline struct hg_lkg *hg_lkg_pair(uint64_t key, uint64_t before)
 {
-	return &hg_lkg[hg_hash(key ^ (before * 0x9e3779b97f4a7c15ull >> 7), HG_LKG_BITS) * 2];
+	return &hg_lkg[hg_lkc_hash(key, before, HG_LKG_BITS) * 2];
 }
 
 /* hg_lkg_find is the lockset ids after operation key from the ids

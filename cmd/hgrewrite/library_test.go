@@ -66,7 +66,8 @@ const jemallocLib = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2"
 
 // TestProgramAllocator: a program linked with an allocator of its own
 // (testdata/libs/bumpalloc.c, a library defining malloc, free and the
-// rest; and jemalloc, as Debian's redis-server is) keeps it when
+// rest; and jemalloc, as Debian's redis-server is; one program,
+// allocator_main.c, for both) keeps it when
 // rewritten: the runtime's wrappers pass each call on to that allocator,
 // not to glibc's, and the C library's own allocations (strdup, getline)
 // go there too. Until 2026-11-29 the wrappers called glibc's: the
@@ -81,12 +82,12 @@ func TestProgramAllocator(t *testing.T) {
 	bump := filepath.Join(dir, "bumpalloc")
 	builds := [][]string{
 		{"-O2", "-shared", "-fPIC", "-pthread", "-o", filepath.Join(dir, "libbumpalloc.so"), filepath.Join(src, "bumpalloc.c")},
-		{"-O2", "-pthread", "-o", bump, filepath.Join(src, "bumpalloc_main.c"), "-L" + dir, "-lbumpalloc", "-Wl,-rpath," + dir},
+		{"-O2", "-pthread", "-DBUMPALLOC", "-o", bump, filepath.Join(src, "allocator_main.c"), "-L" + dir, "-lbumpalloc", "-Wl,-rpath," + dir},
 	}
 	progs := []string{bump}
 	if _, err := os.Stat(jemallocLib); err == nil {
 		jem := filepath.Join(dir, "jemalloc")
-		builds = append(builds, []string{"-O2", "-pthread", "-o", jem, filepath.Join(src, "jemalloc_main.c"), jemallocLib})
+		builds = append(builds, []string{"-O2", "-pthread", "-DJEMALLOC", "-o", jem, filepath.Join(src, "allocator_main.c"), jemallocLib})
 		progs = append(progs, jem)
 	} else {
 		t.Logf("%s missing: only the allocator of testdata/libs is tried", jemallocLib)

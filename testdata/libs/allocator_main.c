@@ -1,10 +1,13 @@
-/* bumpalloc_main.c: a program linked with its own allocator
- * (bumpalloc.c). Threads allocate blocks, hand them to each other through
- * a mutex-protected queue, grow them with realloc and free them; the C
- * library allocates for it too (strdup, getline, fopen's buffer). Every
- * block must come from the program's allocator, rewritten or not: the
- * program checks each one (bump_owns) and the allocator traps on a block
- * that is not its own. Prints the same line in every run. */
+/* allocator_main.c: a program linked with an allocator of its own:
+ * bumpalloc.c (built with -DBUMPALLOC), or jemalloc (-DJEMALLOC, as
+ * Debian's redis-server is). Threads allocate blocks, hand them to each
+ * other through a mutex-protected queue, grow them with realloc and free
+ * them; the C library allocates for it too (strdup, getline, fopen's
+ * buffer). Every block must come from the program's allocator, rewritten
+ * or not: with bumpalloc the program checks each one (bump_owns) and the
+ * allocator traps on a block that is not its own; jemalloc crashes in
+ * its free on a foreign block, and mallctl, which only jemalloc has,
+ * must answer at the end. Prints the same line in every run. */
 #define _GNU_SOURCE
 #include <malloc.h>
 #include <pthread.h>
@@ -12,7 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef BUMPALLOC
 int bump_owns(const void *p);
+#define OWNED(p) bump_owns(p)
+#else
+int mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp, size_t newlen);
+#define OWNED(p) (malloc_usable_size((void *)(p)) > 0)
+#endif
 
 #define THREADS 4
 #define ROUNDS 2000
@@ -26,7 +35,7 @@ static long foreign, checked;
 static void check(const void *p)
 {
     __atomic_add_fetch(&checked, 1, __ATOMIC_RELAXED);
-    if (!bump_owns(p))
+    if (!OWNED(p))
         __atomic_add_fetch(&foreign, 1, __ATOMIC_RELAXED);
 }
 
@@ -80,6 +89,12 @@ int main(void)
         pthread_join(t[i], NULL);
     while (count > 0)
         free(queue[--count]);
+#ifdef JEMALLOC
+    const char *version = "none";
+    size_t len = sizeof version;
+    if (mallctl("version", &version, &len, NULL, 0) != 0)
+        foreign++;
+#endif
     printf("blocks checked: %s, not the program's allocator's: %ld\n", checked > 0 ? "some" : "none", foreign);
     return foreign != 0;
 }
